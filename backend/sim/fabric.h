@@ -1,0 +1,121 @@
+// The flow-level network. Every transfer is a flow over concrete paths of the Clos; link bandwidth
+// is shared max-min fairly among the flows crossing it, and rates are recomputed when flows start or
+// end or a link changes. Recomputation is batched per instant (all flows started at the same
+// simulated time cost one solve) and limited to the connected part of the fabric that changed.
+//
+// A flow has one or more lanes that move at one common rate: a point-to-point transfer is one lane;
+// a pipelined NCCL ring channel is one flow whose lanes are the ring's edges, because chunks advance
+// around the ring only as fast as its slowest edge (NCCL's pipelined ring; see models/collective.h).
+// Each lane of a flow is split over qps_per_connection queue pairs; each QP is hashed separately.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "sim/simulator.h"
+#include "sim/strong_id.h"
+#include "sim/time.h"
+#include "topology/ecmp.h"
+#include "topology/routing.h"
+#include "topology/topology.h"
+
+namespace megasim::backend {
+
+struct FlowTag {};
+using FlowId = sim::StrongId<FlowTag>;
+
+enum class Routing : std::uint8_t {
+  kEcmp,      // hash the 5-tuple of each QP at every upward hop (topology/ecmp.h)
+  kSpray,     // per-packet spraying as a fluid split over all equal-cost paths
+  kAdaptive,  // at flow start, each upward hop picks the least-loaded candidate link
+};
+std::string_view to_string(Routing r);
+// Parses "ecmp", "spray" or "adaptive"; throws sim::ConfigError naming `key` otherwise.
+Routing parse_routing(std::string_view text, std::string_view key);
+
+struct FabricParams {
+  Routing routing = Routing::kEcmp;
+  topo::EcmpConfig ecmp;              // hash function, polarization, seed
+  int qps_per_connection = 1;         // NCCL_IB_QPS_PER_CONNECTION
+  // Achievable fraction of a link's nominal rate for collective traffic (protocol overhead).
+  // NVLink: nccl-tests all-reduce busbw 230 of 300 GB/s on A100, 370 of 450 on H100 (~0.8).
+  // Network: about 24 of 25 GB/s per 200 Gb/s NIC (NVIDIA/nccl issue 812).
+  double nvlink_efficiency = 0.8;
+  double network_efficiency = 0.96;
+  // Time from a link going down to its removal from the ECMP groups (flows on it stall until then).
+  sim::SimTime failure_detection_ns = 50 * sim::kMillisecond;
+  // A flow that makes no progress for this long fails the job (NCCL timeout); 0 disables the check.
+  sim::SimTime stall_timeout_ns = 0;
+};
+// Throws sim::ConfigError("fabric.<key>", ...) for out-of-range values.
+void validate(const FabricParams& params);
+
+struct FlowLane {
+  topo::GpuId src;
+  topo::GpuId dst;
+  std::uint32_t connection = 0;  // tells apart connections between the same GPUs (NCCL channel)
+};
+
+struct FlowSpec {
+  std::vector<FlowLane> lanes;       // at least one; src != dst in each
+  double bytes_per_lane = 0;         // > 0
+  bool add_path_latency = true;      // completion waits for the last byte to cross the longest path
+  std::function<void(FlowId)> on_complete;
+};
+
+struct FlowRecord {
+  FlowId id;
+  sim::SimTime start = 0;
+  sim::SimTime end = 0;
+  double bytes_per_lane = 0;
+  std::int32_t lanes = 0;
+};
+
+struct LinkUse {
+  topo::LinkId link;
+  double weight;  // bytes on this link per byte of each lane (sum over the lanes and QPs using it)
+};
+
+class Fabric {
+ public:
+  Fabric(sim::Simulator& sim, const topo::Topology& topo, FabricParams params);
+  ~Fabric();
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  // Starts a flow at sim.now(). The flow's completion callback runs inside the simulation.
+  FlowId start_flow(FlowSpec spec);
+
+  // Link state changes take effect at sim.now(); both directions of a cable are separate links, and
+  // these act on the one link given (use Topology::link(l).reverse for the other direction).
+  void set_link_down(topo::LinkId link);   // capacity 0 now; removed from ECMP after the detection delay
+  void set_link_up(topo::LinkId link);     // capacity restored and ECMP membership restored now
+  void set_link_speed_factor(topo::LinkId link, double factor);  // factor in (0, 1]: degraded link
+  // Convenience: schedule a down interval [at, at + duration) of both directions of a cable.
+  void schedule_cable_flap(topo::LinkId link, sim::SimTime at, sim::SimTime duration);
+
+  // Called once, with the stalled flow, when a flow exceeds params.stall_timeout_ns without progress.
+  void on_stall_timeout(std::function<void(FlowId)> callback);
+
+  // Queries.
+  [[nodiscard]] std::size_t active_flows() const;
+  [[nodiscard]] double flow_rate_bytes_per_s(FlowId id) const;   // current per-lane rate
+  [[nodiscard]] double flow_remaining_bytes(FlowId id) const;    // per lane
+  [[nodiscard]] std::vector<LinkUse> flow_usage(FlowId id) const;  // current links and weights
+  [[nodiscard]] double link_capacity_bytes_per_s(topo::LinkId link) const;  // effective, now
+  [[nodiscard]] double link_load_bytes_per_s(topo::LinkId link) const;      // sum of weight x rate
+  [[nodiscard]] double link_bytes_carried(topo::LinkId link) const;         // so far
+  [[nodiscard]] const std::vector<FlowRecord>& completed_flows() const;
+  [[nodiscard]] std::uint64_t rate_recomputations() const;
+  [[nodiscard]] const topo::Topology& topology() const;
+  [[nodiscard]] const FabricParams& params() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace megasim::backend

@@ -1,0 +1,43 @@
+// Parameters of the cluster fabric: a rail-optimised Clos of GPU servers. The defaults are
+// MegaScale's (Jiang et al., NSDI'24 §3.4 and ../shared/calibration/megascale_setup.md):
+// 64-port 400 Gb/s switches (Tomahawk 4 class), 1:1 at every tier, ToR downlinks split 2x200 Gb/s,
+// 8 GPUs and 8x200 Gb/s NICs per server on 8 rails, 64 servers per rail-ToR group, NVSwitch inside
+// a server with A100 NVLink (600 GB/s bidirectional, 300 GB/s each way).
+//
+// Shape (derived, see Topology): a ToR has radix/2 physical down ports, each split into
+// tor_downlink_split links to NICs, and radix/2 / tor_oversubscription uplinks, one to each
+// aggregation switch of its pod. An aggregation switch has radix/2 down ports (one per ToR of its
+// pod) and radix/2 / agg_oversubscription uplinks, one to each core switch of its plane. Core switch
+// (plane i, j) links to aggregation switch i of every pod. GPU k of a server has its NIC on rail
+// k % rails; a rail-ToR group is `rails` ToRs serving the same servers_per_group servers.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/time.h"
+
+namespace megasim::topo {
+
+struct ClusterParams {
+  std::int64_t gpus = 1024;             // total GPUs in the cluster; a multiple of gpus_per_server
+  int gpus_per_server = 8;              // GPUs behind one NVSwitch, one NIC each
+  int rails = 8;                        // distinct rail ToRs per group; divides gpus_per_server
+  double nic_gbps = 200;                // NIC port speed, Gb/s each way
+  double nvlink_gbytes_per_s = 300;     // NVLink bandwidth per GPU, GB/s each way
+  int switch_radix = 64;                // ports per switch (even)
+  double switch_port_gbps = 400;        // switch port speed, Gb/s each way
+  int tor_downlink_split = 2;           // NIC links per ToR down port (breakout cables)
+  int servers_per_group = 64;           // servers under one rail-ToR group
+  double tor_oversubscription = 1.0;    // ToR downlink bandwidth / uplink bandwidth (>= 1)
+  double agg_oversubscription = 1.0;    // aggregation downlink bandwidth / uplink bandwidth (>= 1)
+  int tiers = 0;                        // 0: automatic (2 when one pod suffices, else 3); or 2, 3
+  sim::SimTime link_latency_ns = 600;   // one switch hop plus cable, per network link
+  sim::SimTime nvlink_latency_ns = 300; // GPU to NVSwitch, per NVLink hop
+};
+
+// Throws sim::ConfigError naming the key ("cluster.<name>"), the value and the valid range when a
+// parameter is out of range or the parameters do not describe a buildable Clos (for example more
+// GPUs than a three-tier Clos of this radix holds).
+void validate(const ClusterParams& params);
+
+}  // namespace megasim::topo
