@@ -1,1 +1,41 @@
-int main() { return 0; }
+// megasim: parses the command line and runs one subcommand. Exit codes: 0 success, 2 bad input
+// (a message naming the key, the value and what is valid), 1 an unexpected internal failure.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <vector>
+
+#include "cli/commands.h"
+#include "sim/error.h"
+
+namespace {
+constexpr int kExitBadInput = 2;
+constexpr int kExitInternalError = 1;
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"megasim: simulate large-scale LLM training clusters"};
+  app.set_version_flag("--version", "megasim 0.1.0");
+  app.require_subcommand(1);
+  const std::vector<megasim::cli::Action> actions{
+      megasim::cli::register_topo(app),
+      megasim::cli::register_collective(app),
+      megasim::cli::register_keys(app),
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitBadInput;
+  }
+  try {
+    for (const auto& action : actions) action();
+  } catch (const megasim::sim::ConfigError& e) {
+    std::cerr << "megasim: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "megasim: internal error: " << e.what() << "\n";
+    return kExitInternalError;
+  }
+  return 0;
+}

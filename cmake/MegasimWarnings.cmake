@@ -4,6 +4,10 @@ function(megasim_set_warnings target)
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
       -Wcast-align -Woverloaded-virtual -Wconversion -Wsign-conversion -Wnull-dereference
       -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough>)
+  # GCC 12 reports false -Wrestrict positives inside std::string at -O3 (GCC bug 105329).
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
+  endif()
   if(MEGASIM_WARNINGS_AS_ERRORS)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
   endif()

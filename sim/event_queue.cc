@@ -1,9 +1,49 @@
 #include "sim/event_queue.h"
 
-#include <algorithm>
 #include <utility>
 
 namespace megasim::sim {
+
+// A 4-ary heap: half the depth of a binary heap and its children share a cache line, which is what
+// bounds the pop cost once the pending set outgrows the L1 cache.
+namespace {
+constexpr std::size_t kArity = 4;
+}
+
+void EventQueue::sift_up(std::size_t i) {
+  const Entry moving = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / kArity;
+    if (!earlier(moving, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = moving;
+}
+
+void EventQueue::sift_down(std::size_t i) {
+  const std::size_t n = heap_.size();
+  const Entry moving = heap_[i];
+  while (true) {
+    const std::size_t first = i * kArity + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    const std::size_t last = first + kArity < n ? first + kArity : n;
+    for (std::size_t c = first + 1; c < last; ++c) {
+      if (earlier(heap_[c], heap_[best])) best = c;
+    }
+    if (!earlier(heap_[best], moving)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = moving;
+}
+
+void EventQueue::remove_top() {
+  heap_.front() = heap_.back();
+  heap_.pop_back();
+  if (!heap_.empty()) sift_down(0);
+}
 
 EventHandle EventQueue::push(SimTime t, EventCallback fn) {
   std::uint32_t slot = 0;
@@ -18,7 +58,7 @@ EventHandle EventQueue::push(SimTime t, EventCallback fn) {
   s.fn = std::move(fn);
   s.pending = true;
   heap_.push_back(Entry{t, next_sequence_++, slot, s.generation});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  sift_up(heap_.size() - 1);
   ++live_;
   return EventHandle{slot, s.generation};
 }
@@ -43,20 +83,14 @@ void EventQueue::release(std::uint32_t slot) {
 }
 
 void EventQueue::drop_stale_top() {
-  while (!heap_.empty()) {
-    const Entry& top = heap_.front();
-    if (slots_[top.slot].generation == top.generation) return;
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    heap_.pop_back();
-  }
+  while (!heap_.empty() && slots_[heap_.front().slot].generation != heap_.front().generation) remove_top();
 }
 
 std::optional<EventQueue::Popped> EventQueue::pop() {
   drop_stale_top();
   if (heap_.empty()) return std::nullopt;
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  const Entry e = heap_.back();
-  heap_.pop_back();
+  const Entry e = heap_.front();
+  remove_top();
   Popped out{e.time, std::move(slots_[e.slot].fn)};
   release(e.slot);
   --live_;

@@ -1,19 +1,19 @@
-// The pending-event set of a discrete-event simulation: a binary min-heap ordered by
+// The pending-event set of a discrete-event simulation: a 4-ary min-heap ordered by
 // (time, insertion sequence), so events at the same time run in the order they were scheduled
 // (the ns-3 / OMNeT++ / SST convention; never ordering by pointer). Cancellation is by handle and
 // O(1): the callback slot is released at once and its stale heap entry is skipped when it surfaces.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <vector>
 
+#include "sim/callback.h"
 #include "sim/time.h"
 
 namespace megasim::sim {
 
-using EventCallback = std::function<void()>;
+using EventCallback = Callback;
 
 // Identifies one scheduled event. A default-constructed handle refers to nothing; a handle whose
 // event has run or been cancelled is stale and cancelling it again is a harmless no-op.
@@ -55,11 +55,14 @@ class EventQueue {
     std::uint32_t generation = 0;
     bool pending = false;
   };
-  static bool later(const Entry& a, const Entry& b) {
-    return a.time != b.time ? a.time > b.time : a.sequence > b.sequence;
+  static bool earlier(const Entry& a, const Entry& b) {
+    return a.time != b.time ? a.time < b.time : a.sequence < b.sequence;
   }
   void release(std::uint32_t slot);
   void drop_stale_top();
+  void sift_up(std::size_t i);
+  void sift_down(std::size_t i);
+  void remove_top();
 
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;

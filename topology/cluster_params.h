@@ -19,25 +19,31 @@
 namespace megasim::topo {
 
 struct ClusterParams {
-  std::int64_t gpus = 1024;             // total GPUs in the cluster; a multiple of gpus_per_server
-  int gpus_per_server = 8;              // GPUs behind one NVSwitch, one NIC each
-  int rails = 8;                        // distinct rail ToRs per group; divides gpus_per_server
-  double nic_gbps = 200;                // NIC port speed, Gb/s each way
-  double nvlink_gbytes_per_s = 300;     // NVLink bandwidth per GPU, GB/s each way
-  int switch_radix = 64;                // ports per switch (even)
-  double switch_port_gbps = 400;        // switch port speed, Gb/s each way
-  int tor_downlink_split = 2;           // NIC links per ToR down port (breakout cables)
-  int servers_per_group = 64;           // servers under one rail-ToR group
-  double tor_oversubscription = 1.0;    // ToR downlink bandwidth / uplink bandwidth (>= 1)
-  double agg_oversubscription = 1.0;    // aggregation downlink bandwidth / uplink bandwidth (>= 1)
-  int tiers = 0;                        // 0: automatic (2 when one pod suffices, else 3); or 2, 3
-  sim::SimTime link_latency_ns = 600;   // one switch hop plus cable, per network link
-  sim::SimTime nvlink_latency_ns = 300; // GPU to NVSwitch, per NVLink hop
+  std::int64_t gpus = 1024;              // total GPUs in the cluster; a multiple of gpus_per_server
+  int gpus_per_server = 8;               // GPUs behind one NVSwitch, one NIC each
+  int rails = 8;                         // distinct rail ToRs per group; divides gpus_per_server
+  double nic_gbps = 200;                 // NIC port speed, Gb/s each way
+  double nvlink_gbytes_per_s = 300;      // NVLink bandwidth per GPU, GB/s each way
+  int switch_radix = 64;                 // ports per switch (even)
+  double switch_port_gbps = 400;         // switch port speed, Gb/s each way
+  int tor_downlink_split = 2;            // NIC links per ToR down port (breakout cables)
+  int servers_per_group = 64;            // servers under one rail-ToR group
+  double tor_oversubscription = 1.0;     // ToR downlink bandwidth / uplink bandwidth (>= 1)
+  double agg_oversubscription = 1.0;     // aggregation downlink bandwidth / uplink bandwidth (>= 1)
+  int tiers = 0;                         // 0: automatic (2 when one pod suffices, else 3); or 2, 3
+  sim::SimTime link_latency_ns = 600;    // one switch hop plus cable, per network link
+  sim::SimTime nvlink_latency_ns = 300;  // GPU to NVSwitch, per NVLink hop
 };
 
 // Throws sim::ConfigError naming the key ("cluster.<name>"), the value and the valid range when a
-// parameter is out of range or the parameters do not describe a buildable Clos (for example more
-// GPUs than a three-tier Clos of this radix holds).
+// parameter is out of range or the parameters do not describe a buildable Clos. Beyond the ranges
+// noted above: switch_radix <= 1024 and tor_downlink_split <= 64; rails divides switch_radix/2 (a
+// pod's radix/2 ToRs are whole rail groups); servers_per_group x gpus_per_server/rails <=
+// switch_radix/2 x tor_downlink_split (a ToR's NIC links); nic_gbps <= switch_port_gbps /
+// tor_downlink_split; (switch_radix/2) / oversubscription is a whole number of uplinks; tiers = 2
+// only when one pod holds all servers; and gpus <= radix pods x (radix/2 / rails) groups x
+// servers_per_group x gpus_per_server (a core has one port per pod: 131072 with the defaults),
+// and <= 2^24 - 2 (NIC addresses in 10.0.0.0/8).
 void validate(const ClusterParams& params);
 
 }  // namespace megasim::topo

@@ -37,6 +37,19 @@ struct EcmpConfig {
   std::uint64_t seed = 0;  // the fabric's hashing seed (from the scenario's named RNG streams)
 };
 
+// The hash functions. The tuple is serialised as 13 bytes, big-endian fields in the order src_ip,
+// dst_ip, src_port, dst_port, protocol.
+//   kCrc32: fmix32(crc32(bytes, seed)), the MurmurHash3 finaliser applied to the CRC. CRC is affine
+//           over GF(2), so a seed used only as the CRC init value XORs a constant into the hash, and
+//           hash mod 2^k would then split the tuples into the same classes at every switch (each
+//           switch merely permutes its next hops): polarization despite per-switch seeds. Real
+//           ASICs break this with per-switch hash-bit selection; the non-linear finaliser models it.
+//   kXor:   x = src_ip ^ dst_ip ^ (src_port << 16 | dst_port) ^ protocol ^ seed, folded to 16 bits
+//           as (x >> 16) ^ (x & 0xFFFF), as simple switches do. Linear, so with power-of-two groups
+//           it correlates the choices of consecutive tiers even with per-switch seeds: a deliberate
+//           what-if of a weak hash.
+// The seed of a switch is splitmix64(config.seed ^ golden * (node + 1)) folded to 32 bits, or
+// splitmix64(config.seed) folded at every switch when `polarized`.
 class EcmpHasher {
  public:
   explicit EcmpHasher(EcmpConfig config) : config_(config) {}
@@ -53,7 +66,10 @@ class EcmpHasher {
   EcmpConfig config_;
 };
 
-// CRC-32 (IEEE 802.3 polynomial, reflected) of `data` starting from `init`; exposed for tests.
+// CRC-32 with the IEEE 802.3 polynomial in reflected form (0xEDB88320), table-driven: the register
+// starts at `init` (not inverted), takes the bytes least-significant bit first, and the result is
+// the register XOR 0xFFFFFFFF. crc32(data, n, 0xFFFFFFFF) is the standard CRC-32 of zlib and
+// Ethernet (check value crc32("123456789") = 0xCBF43926). Exposed for tests.
 std::uint32_t crc32(const std::uint8_t* data, std::size_t size, std::uint32_t init);
 
 }  // namespace megasim::topo

@@ -27,11 +27,13 @@ std::string_view to_string(LinkKind kind);
 
 struct Node {
   NodeKind kind;
-  std::int32_t pod = -1;     // pod of a ToR/agg (and of a GPU/NVSwitch); -1 for cores
-  std::int32_t group = -1;   // rail-ToR group of a GPU, NVSwitch or ToR; -1 above
-  std::int32_t rail = -1;    // rail of a GPU or ToR
-  std::int32_t plane = -1;   // plane of an agg (its index in the pod) or a core
-  std::int32_t index = 0;    // index among the nodes of this kind
+  std::int32_t pod = -1;    // pod of a ToR/agg (and of a GPU/NVSwitch); -1 for cores
+  std::int32_t group = -1;  // rail-ToR group of a GPU, NVSwitch or ToR; -1 above
+  std::int32_t rail = -1;   // rail of a GPU or ToR
+  std::int32_t plane = -1;  // plane of an agg (its index in the pod) or a core
+  // Index among the nodes of this kind: ToR group * rails + rail, agg pod * tor_uplinks + plane, core
+  // plane * agg_uplinks + j (its position in the plane).
+  std::int32_t index = 0;
 };
 
 struct Link {
@@ -39,9 +41,9 @@ struct Link {
   NodeId to;
   LinkKind kind;
   LinkDirection direction;
-  double capacity_gbps;      // nominal, each way
+  double capacity_gbps;  // nominal, each way
   sim::SimTime latency_ns;
-  LinkId reverse;            // the other direction of the same cable
+  LinkId reverse;  // the other direction of the same cable
 };
 
 // Boost.Graph view: vertex i is NodeId(i), the edge property is the LinkId.
@@ -61,8 +63,9 @@ class Topology {
   [[nodiscard]] std::int64_t num_servers() const;
   [[nodiscard]] int num_pods() const { return num_pods_; }
   [[nodiscard]] int num_groups() const { return num_groups_; }
-  [[nodiscard]] int tor_uplinks() const { return tor_uplinks_; }      // = aggregation switches per pod
-  [[nodiscard]] int agg_uplinks() const { return agg_uplinks_; }      // = core switches per plane
+  [[nodiscard]] int tor_uplinks() const { return tor_uplinks_; }  // = aggregation switches per pod
+  [[nodiscard]] int agg_uplinks() const { return agg_uplinks_; }  // = core switches per plane
+  // ToRs of a full pod (= switch_radix/2, the aggregation down ports); the last pod may hold fewer.
   [[nodiscard]] int tors_per_pod() const { return tors_per_pod_; }
   [[nodiscard]] std::size_t num_nodes() const { return nodes_.size(); }
   [[nodiscard]] std::size_t num_links() const { return links_.size(); }
@@ -100,19 +103,26 @@ class Topology {
   [[nodiscard]] LinkId core_down_link(NodeId core, int pod) const;
 
  private:
+  void add_nodes();
+  void add_links();
+  void add_cable(NodeId lower, NodeId upper, LinkKind kind, double gbps, sim::SimTime latency_ns);
+  void build_graph();
+
   ClusterParams params_;
   Graph graph_;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
   int tiers_ = 0, num_pods_ = 0, num_groups_ = 0;
   int tor_uplinks_ = 0, agg_uplinks_ = 0, tors_per_pod_ = 0;
-  // Private tables owned by the implementation (topology.cc); kept opaque to users.
+  // Private tables owned by the implementation (topology.cc); kept opaque to users. Nodes are laid out
+  // GPUs, NVSwitches, ToRs (index group * rails + rail), aggs (index pod * tor_uplinks + plane), cores
+  // (index plane * agg_uplinks + j). Links: GPU g owns [4g, 4g+4) (nvlink up/down, nic up/down); then
+  // one up/down pair per ToR uplink (ToR-major), then one pair per agg uplink (agg-major).
   std::vector<std::vector<NodeId>> nodes_by_kind_;
-  std::vector<LinkId> gpu_links_;                   // 4 per GPU: nvlink up/down, nic up/down
-  std::vector<NodeId> tor_by_group_rail_;           // [group * rails + rail]
-  std::vector<std::vector<LinkId>> up_links_;       // indexed by NodeId
-  std::vector<LinkId> agg_down_;                    // [agg plane-major index * tors_per_pod + tor in pod]
-  std::vector<LinkId> core_down_;                   // [core index * num_pods + pod]
+  std::vector<LinkId> up_links_flat_;  // ToR t's at [t * tor_uplinks_], then agg a's after all ToRs'
+  std::int32_t groups_per_pod_ = 0;
+  std::int32_t tor_base_ = 0, agg_base_ = 0, core_base_ = 0;     // first NodeId of each switch kind
+  std::int32_t tor_agg_link_base_ = 0, agg_core_link_base_ = 0;  // first LinkId of each switch tier
 };
 
 }  // namespace megasim::topo

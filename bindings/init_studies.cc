@@ -1,0 +1,43 @@
+#include <pybind11/stl.h>
+
+#include "bindings/init.h"
+#include "scenarios/api.h"
+#include "topology/summary.h"
+#include "topology/topology.h"
+
+namespace py = pybind11;
+
+namespace megasim::bindings {
+namespace {
+
+// Runs the collective study with the GIL released; returns the report as its JSON text, which the
+// Python side parses (one serialisation for CLI and Python, so both give identical numbers).
+std::string collective_json(const scenarios::Scenario& s, const std::string& op, const std::string& bytes,
+                            const std::string& algo, const std::string& group, std::int64_t gpus) {
+  scenarios::Scenario copy = s;
+  scenarios::CollectiveRequest request;
+  request.op = models::parse_collective_op(op, "op");
+  request.algorithm = models::parse_collective_algorithm(algo, "algo");
+  request.bytes = scenarios::parse_bytes(bytes, "bytes");
+  if (!group.empty()) request.scope = scenarios::parse_group_scope(group, "group");
+  if (gpus > 0 && request.scope == scenarios::GroupScope::kSingle) request.group_gpus = gpus;
+  scenarios::validate(copy);
+  py::gil_scoped_release release;
+  return scenarios::to_json(scenarios::run_collective_study(copy, request), false);
+}
+
+std::string topology_json(const scenarios::Scenario& s) {
+  scenarios::validate(s);
+  py::gil_scoped_release release;
+  return scenarios::to_json(topo::summarize(topo::Topology::build(s.cluster)));
+}
+
+}  // namespace
+
+void init_studies(py::module_& m) {
+  m.def("_collective_json", &collective_json, py::arg("scenario"), py::arg("op"), py::arg("bytes"),
+        py::arg("algo"), py::arg("group"), py::arg("gpus"));
+  m.def("_topology_json", &topology_json, py::arg("scenario"));
+}
+
+}  // namespace megasim::bindings

@@ -1,0 +1,19 @@
+#include <pybind11/pybind11.h>
+
+#include "bindings/init.h"
+#include "sim/error.h"
+
+PYBIND11_MODULE(_megasim, m) {
+  m.doc() = "megasim: simulate large-scale LLM training clusters (C++ core)";
+  // User-input errors become ValueError with the same message as the CLI prints.
+  pybind11::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const megasim::sim::ConfigError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  megasim::bindings::init_scenario(m);
+  megasim::bindings::init_studies(m);
+  m.attr("__version__") = "0.1.0";
+}

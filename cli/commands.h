@@ -1,0 +1,16 @@
+// One registration function per subcommand: each adds its options to the app and returns the
+// action to run once parsing succeeded. Actions throw sim::ConfigError on bad input.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace megasim::cli {
+
+using Action = std::function<void()>;
+
+Action register_topo(CLI::App& app);
+Action register_collective(CLI::App& app);
+Action register_keys(CLI::App& app);
+
+}  // namespace megasim::cli

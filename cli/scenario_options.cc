@@ -1,0 +1,41 @@
+#include "cli/scenario_options.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "scenarios/loader.h"
+#include "sim/error.h"
+
+namespace megasim::cli {
+
+void add_scenario_options(CLI::App& command, ScenarioOptions& options) {
+  command.add_option("scenario", options.file, "scenario TOML file (default: the built-in MegaScale defaults)");
+  command.add_option("--set", options.overrides, "override a key: section.key=value (repeatable)")
+      ->type_name("KEY=VALUE");
+  command.add_option("--seed", options.seed, "master random seed (same as --set simulation.seed=N)");
+}
+
+scenarios::Scenario resolve_scenario(const ScenarioOptions& options) {
+  scenarios::Scenario scenario;
+  if (!options.file.empty()) scenario = scenarios::load_scenario_file(options.file);
+  scenarios::apply_overrides(scenario, options.overrides);
+  if (options.seed) scenarios::apply_override(scenario, "simulation.seed=" + std::to_string(*options.seed));
+  return scenario;
+}
+
+void write_file(const std::string& path, const std::string& text, const std::string& option) {
+  const std::string temporary = path + ".partial";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw sim::ConfigError(option, path, "a writable file path");
+    out << text;
+    if (!out.flush()) throw sim::ConfigError(option, path, "a writable file path");
+  }
+  // Renaming makes the file appear whole or not at all.
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw sim::ConfigError(option, path, "a writable file path");
+  }
+}
+
+}  // namespace megasim::cli

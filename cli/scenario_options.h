@@ -1,0 +1,28 @@
+// Options every scenario-driven command shares: an optional scenario file, `--set section.key=value`
+// overrides and `--seed`. Resolution order: defaults, then the file, then --set, then --seed.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+
+namespace megasim::cli {
+
+struct ScenarioOptions {
+  std::string file;
+  std::vector<std::string> overrides;
+  std::optional<std::int64_t> seed;
+};
+
+void add_scenario_options(CLI::App& command, ScenarioOptions& options);
+// Builds the scenario; does not validate (commands may still override keys).
+scenarios::Scenario resolve_scenario(const ScenarioOptions& options);
+
+// Writes `text` to `path` in one piece (throws sim::ConfigError naming `option` if it cannot).
+void write_file(const std::string& path, const std::string& text, const std::string& option);
+
+}  // namespace megasim::cli

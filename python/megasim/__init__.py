@@ -1,0 +1,23 @@
+"""megasim: simulate large-scale LLM training clusters.
+
+Thin Python sugar over the C++ core (_megasim). Errors in inputs raise ValueError with the same
+message the command line prints.
+"""
+import json
+
+from ._megasim import Scenario, keys, load, __version__  # noqa: F401
+from . import _megasim
+
+
+def collective(scenario=None, op="all_reduce", bytes="1GiB", algo="ring", group="", gpus=0):
+    """Simulates one collective (or every tp/dp/pp group of the plan when `group` is set) and
+    returns the report as a dict with the CLI's JSON keys (op, bytes, gpus, algo, routing, time_s,
+    algbw_gbytes_per_s, busbw_gbytes_per_s, ...)."""
+    scenario = scenario if scenario is not None else Scenario()
+    return json.loads(_megasim._collective_json(scenario, op, str(bytes), algo, group, int(gpus)))
+
+
+def topology(scenario=None):
+    """Builds the scenario's cluster and returns the `megasim topo --json` summary as a dict."""
+    scenario = scenario if scenario is not None else Scenario()
+    return json.loads(_megasim._topology_json(scenario))

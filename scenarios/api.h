@@ -1,0 +1,10 @@
+// The public surface of megasim for the CLI and the Python bindings (STYLE.md §2): scenarios and
+// their keys, loading and overrides, and the studies with their report writers.
+#pragma once
+
+#include "scenarios/collective_study.h"  // IWYU pragma: export
+#include "scenarios/keys.h"              // IWYU pragma: export
+#include "scenarios/loader.h"            // IWYU pragma: export
+#include "scenarios/scenario.h"          // IWYU pragma: export
+#include "scenarios/topology_report.h"   // IWYU pragma: export
+#include "scenarios/units.h"             // IWYU pragma: export

@@ -1,0 +1,74 @@
+// Helpers that bind a KeySpec to a field of the Scenario through member pointers, so each entry of
+// the key table is one line of data rather than a hand-written setter and getter.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "scenarios/keys.h"
+#include "sim/error.h"
+#include "sim/time.h"
+
+namespace megasim::scenarios::binding {
+
+template <typename T>
+constexpr ValueType value_type_of() {
+  if constexpr (std::is_same_v<T, bool>) return ValueType::kBool;
+  else if constexpr (std::is_integral_v<T>) return ValueType::kInt;
+  else if constexpr (std::is_floating_point_v<T>) return ValueType::kFloat;
+  else return ValueType::kString;
+}
+
+// A key stored as-is in field `field` of sub-struct `sub` of the Scenario.
+template <typename Sub, typename Field>
+KeySpec field(std::string_view section, std::string_view name, std::string_view unit, std::string_view description,
+              Sub Scenario::*sub, Field Sub::*member) {
+  constexpr ValueType type = value_type_of<Field>();
+  KeySpec spec{section, name, type, unit, description, {}, {}, {}};
+  spec.set = [sub, member, section, name](Scenario& s, const Value& v) {
+    if constexpr (type == ValueType::kInt) {
+      const std::int64_t x = std::get<std::int64_t>(v);
+      if constexpr (!std::is_same_v<Field, std::int64_t>) {
+        if (x < INT32_MIN || x > INT32_MAX) {
+          throw sim::ConfigError(std::string(section) + "." + std::string(name), std::to_string(x),
+                                 "an integer in the 32-bit range");
+        }
+      }
+      (s.*sub).*member = static_cast<Field>(x);
+    } else if constexpr (type == ValueType::kFloat) {
+      (s.*sub).*member = static_cast<Field>(std::get<double>(v));
+    } else if constexpr (type == ValueType::kBool) {
+      (s.*sub).*member = std::get<bool>(v);
+    } else {
+      (s.*sub).*member = std::get<std::string>(v);
+    }
+  };
+  spec.get = [sub, member](const Scenario& s) -> Value {
+    if constexpr (type == ValueType::kInt) return static_cast<std::int64_t>((s.*sub).*member);
+    else if constexpr (type == ValueType::kFloat) return static_cast<double>((s.*sub).*member);
+    else return (s.*sub).*member;
+  };
+  return spec;
+}
+
+// A float key in `unit` (seconds or microseconds) stored as SimTime nanoseconds.
+template <typename Sub>
+KeySpec duration(std::string_view section, std::string_view name, std::string_view unit,
+                 std::string_view description, Sub Scenario::*sub, sim::SimTime Sub::*member, double ns_per_unit) {
+  KeySpec spec{section, name, ValueType::kFloat, unit, description, {}, {}, {}};
+  spec.set = [sub, member, ns_per_unit, section, name](Scenario& s, const Value& v) {
+    const double x = std::get<double>(v);
+    if (!(x >= 0) || x * ns_per_unit > 9.2e18) {
+      throw sim::ConfigError(std::string(section) + "." + std::string(name), format_value(v),
+                             "a finite duration >= 0");
+    }
+    (s.*sub).*member = static_cast<sim::SimTime>(x * ns_per_unit + 0.5);
+  };
+  spec.get = [sub, member, ns_per_unit](const Scenario& s) -> Value {
+    return static_cast<double>((s.*sub).*member) / ns_per_unit;
+  };
+  return spec;
+}
+
+}  // namespace megasim::scenarios::binding

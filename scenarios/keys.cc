@@ -1,0 +1,224 @@
+#include "scenarios/keys.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "scenarios/key_binding.h"
+#include "sim/error.h"
+
+namespace megasim::scenarios {
+namespace {
+
+using binding::duration;
+using binding::field;
+constexpr double kNsPerSecond = 1e9;
+constexpr double kNsPerMicrosecond = 1e3;
+
+using Setter = std::function<void(Scenario&, const Value&)>;
+using Getter = std::function<Value(const Scenario&)>;
+
+KeySpec custom(std::string_view section, std::string_view name, ValueType type, std::string_view unit,
+               std::string_view choices, std::string_view description, Setter set, Getter get) {
+  return KeySpec{section, name, type, unit, description, choices, std::move(set), std::move(get)};
+}
+
+const std::string& text_of(const Value& v) { return std::get<std::string>(v); }
+
+void add_simulation_keys(std::vector<KeySpec>& t) {
+  t.push_back(custom(
+      "simulation", "seed", ValueType::kInt, "", "", "master seed of every named random stream",
+      [](Scenario& s, const Value& v) {
+        const std::int64_t x = std::get<std::int64_t>(v);
+        if (x < 0) throw sim::ConfigError("simulation.seed", std::to_string(x), "an integer >= 0");
+        s.seed = static_cast<std::uint64_t>(x);
+      },
+      [](const Scenario& s) -> Value { return static_cast<std::int64_t>(s.seed); }));
+  t.push_back(custom(
+      "simulation", "name", ValueType::kString, "", "", "a label copied into reports",
+      [](Scenario& s, const Value& v) { s.name = text_of(v); }, [](const Scenario& s) -> Value { return s.name; }));
+}
+
+void add_cluster_keys(std::vector<KeySpec>& t) {
+  using topo::ClusterParams;
+  constexpr auto c = &Scenario::cluster;
+  t.push_back(field("cluster", "gpus", "GPUs", "total GPUs (a multiple of gpus_per_server)", c, &ClusterParams::gpus));
+  t.push_back(field("cluster", "gpus_per_server", "GPUs", "GPUs behind one NVSwitch, one NIC each", c,
+                    &ClusterParams::gpus_per_server));
+  t.push_back(field("cluster", "rails", "", "rail ToRs per group; GPU k of a server uses rail k % rails", c,
+                    &ClusterParams::rails));
+  t.push_back(field("cluster", "nic_gbps", "Gb/s", "NIC port speed, each way", c, &ClusterParams::nic_gbps));
+  t.push_back(field("cluster", "nvlink_gbytes_per_s", "GB/s", "NVLink bandwidth per GPU, each way", c,
+                    &ClusterParams::nvlink_gbytes_per_s));
+  t.push_back(field("cluster", "switch_radix", "ports", "ports per switch (even)", c, &ClusterParams::switch_radix));
+  t.push_back(field("cluster", "switch_port_gbps", "Gb/s", "switch port speed, each way", c,
+                    &ClusterParams::switch_port_gbps));
+  t.push_back(field("cluster", "tor_downlink_split", "", "NIC links per ToR down port (breakout cables)", c,
+                    &ClusterParams::tor_downlink_split));
+  t.push_back(field("cluster", "servers_per_group", "servers", "servers under one rail-ToR group", c,
+                    &ClusterParams::servers_per_group));
+  t.push_back(field("cluster", "tor_oversubscription", "", "ToR down/up bandwidth ratio (>= 1)", c,
+                    &ClusterParams::tor_oversubscription));
+  t.push_back(field("cluster", "agg_oversubscription", "", "aggregation down/up bandwidth ratio (>= 1)", c,
+                    &ClusterParams::agg_oversubscription));
+  t.push_back(field("cluster", "tiers", "", "switch tiers: 0 automatic, 2 or 3", c, &ClusterParams::tiers));
+  t.push_back(field("cluster", "link_latency_ns", "ns", "latency of one network hop (switch and cable)", c,
+                    &ClusterParams::link_latency_ns));
+  t.push_back(field("cluster", "nvlink_latency_ns", "ns", "latency of one NVLink hop", c,
+                    &ClusterParams::nvlink_latency_ns));
+}
+
+void add_fabric_keys(std::vector<KeySpec>& t) {
+  using backend::FabricParams;
+  constexpr auto f = &Scenario::fabric;
+  t.push_back(custom(
+      "fabric", "routing", ValueType::kString, "", "ecmp|spray|adaptive", "how flows pick among equal-cost paths",
+      [](Scenario& s, const Value& v) { s.fabric.routing = backend::parse_routing(text_of(v), "fabric.routing"); },
+      [](const Scenario& s) -> Value { return std::string(backend::to_string(s.fabric.routing)); }));
+  t.push_back(custom(
+      "fabric", "ecmp_hash", ValueType::kString, "", "crc32|xor", "hash function of the switches' ECMP",
+      [](Scenario& s, const Value& v) {
+        s.fabric.ecmp.function = topo::parse_hash_function(text_of(v), "fabric.ecmp_hash");
+      },
+      [](const Scenario& s) -> Value { return std::string(topo::to_string(s.fabric.ecmp.function)); }));
+  t.push_back(custom(
+      "fabric", "ecmp_polarized", ValueType::kBool, "", "",
+      "same hash function and seed at every switch (hash polarization)",
+      [](Scenario& s, const Value& v) { s.fabric.ecmp.polarized = std::get<bool>(v); },
+      [](const Scenario& s) -> Value { return s.fabric.ecmp.polarized; }));
+  t.push_back(field("fabric", "qps_per_connection", "", "queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION)", f,
+                    &FabricParams::qps_per_connection));
+  t.push_back(field("fabric", "nvlink_efficiency", "", "achievable fraction of NVLink bandwidth", f,
+                    &FabricParams::nvlink_efficiency));
+  t.push_back(field("fabric", "network_efficiency", "", "achievable fraction of network link bandwidth", f,
+                    &FabricParams::network_efficiency));
+  t.push_back(duration("fabric", "failure_detection_s", "s", "delay before a failed link leaves its ECMP groups", f,
+                       &FabricParams::failure_detection_ns, kNsPerSecond));
+  t.push_back(duration("fabric", "stall_timeout_s", "s", "a flow stalled this long fails the job (0: never)", f,
+                       &FabricParams::stall_timeout_ns, kNsPerSecond));
+}
+
+void add_collective_keys(std::vector<KeySpec>& t) {
+  using models::CollectiveParams;
+  constexpr auto c = &Scenario::collective;
+  t.push_back(field("collective", "channels", "", "NCCL channels per collective, each on its own connections", c,
+                    &CollectiveParams::channels));
+  t.push_back(duration("collective", "base_latency_us", "us", "fixed cost of one collective call", c,
+                       &CollectiveParams::base_latency_ns, kNsPerMicrosecond));
+  t.push_back(duration("collective", "nvlink_step_latency_us", "us", "latency of one algorithm step over NVLink", c,
+                       &CollectiveParams::nvlink_step_latency_ns, kNsPerMicrosecond));
+  t.push_back(duration("collective", "net_step_latency_us", "us", "latency of one algorithm step across the network",
+                       c, &CollectiveParams::net_step_latency_ns, kNsPerMicrosecond));
+  t.push_back(field("collective", "hierarchical", "", "NVLink reduce-scatter, per-rail rings, NVLink all-gather", c,
+                    &CollectiveParams::hierarchical));
+}
+
+void add_plan_keys(std::vector<KeySpec>& t) {
+  constexpr auto p = &Scenario::plan;
+  t.push_back(field("plan", "tensor_model_parallel_size", "", "tensor-parallel group size (inside a server)", p,
+                    &PlanParams::tensor_model_parallel_size));
+  t.push_back(field("plan", "pipeline_model_parallel_size", "", "pipeline stages", p,
+                    &PlanParams::pipeline_model_parallel_size));
+}
+
+std::vector<KeySpec> build_table() {
+  std::vector<KeySpec> t;
+  add_simulation_keys(t);
+  add_cluster_keys(t);
+  add_fabric_keys(t);
+  add_collective_keys(t);
+  add_plan_keys(t);
+  return t;
+}
+
+std::string valid_names(std::string_view section) {
+  std::string out;
+  for (const KeySpec& k : key_table()) {
+    if (!section.empty() && k.section != section) continue;
+    const std::string name = section.empty() ? std::string(k.section) : std::string(k.name);
+    if (out.find(name) != std::string::npos && section.empty()) continue;
+    out += out.empty() ? name : ", " + name;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(ValueType type) {
+  switch (type) {
+    case ValueType::kInt: return "integer";
+    case ValueType::kFloat: return "number";
+    case ValueType::kBool: return "boolean";
+    case ValueType::kString: return "string";
+  }
+  return "?";
+}
+
+std::string format_value(const Value& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) return "\"" + v + "\"";
+        else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
+        else return fmt::format("{}", v);
+      },
+      value);
+}
+
+std::string KeySpec::full_name() const { return std::string(section) + "." + std::string(name); }
+
+const std::vector<KeySpec>& key_table() {
+  static const std::vector<KeySpec> table = build_table();
+  return table;
+}
+
+const KeySpec& find_key(std::string_view section, std::string_view name) {
+  bool section_known = false;
+  for (const KeySpec& k : key_table()) {
+    if (k.section != section) continue;
+    section_known = true;
+    if (k.name == name) return k;
+  }
+  const std::string full = std::string(section) + "." + std::string(name);
+  if (!section_known) {
+    throw sim::ConfigError(full, "(unknown section [" + std::string(section) + "])",
+                           "a key in one of the sections: " + valid_names(""));
+  }
+  throw sim::ConfigError(full, "(unknown key)", "one of the keys of [" + std::string(section) +
+                                                    "]: " + valid_names(section));
+}
+
+Value coerce(const KeySpec& key, const Value& value) {
+  if (key.type == ValueType::kFloat && std::holds_alternative<std::int64_t>(value)) {
+    return static_cast<double>(std::get<std::int64_t>(value));
+  }
+  const bool matches = (key.type == ValueType::kInt && std::holds_alternative<std::int64_t>(value)) ||
+                       (key.type == ValueType::kFloat && std::holds_alternative<double>(value)) ||
+                       (key.type == ValueType::kBool && std::holds_alternative<bool>(value)) ||
+                       (key.type == ValueType::kString && std::holds_alternative<std::string>(value));
+  if (!matches) {
+    std::string valid = "a " + std::string(to_string(key.type));
+    if (!key.choices.empty()) valid += " (one of " + std::string(key.choices) + ")";
+    throw sim::ConfigError(key.full_name(), format_value(value), valid);
+  }
+  return value;
+}
+
+std::string describe_keys() {
+  const Scenario defaults;
+  std::string out;
+  std::string_view section;
+  for (const KeySpec& k : key_table()) {
+    if (k.section != section) {
+      section = k.section;
+      out += fmt::format("\n[{}]\n", section);
+    }
+    std::string type(to_string(k.type));
+    if (!k.choices.empty()) type = std::string(k.choices);
+    out += fmt::format("  {:<30} {:<20} default {:<12} {:<8} {}\n", k.name, type, format_value(k.get(defaults)),
+                       k.unit, k.description);
+  }
+  return out;
+}
+
+}  // namespace megasim::scenarios

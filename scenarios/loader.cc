@@ -1,0 +1,130 @@
+#include "scenarios/loader.h"
+
+#include <toml++/toml.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "scenarios/keys.h"
+#include "sim/error.h"
+
+namespace megasim::scenarios {
+namespace {
+
+std::string describe_node_type(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::date:
+    case toml::node_type::time:
+    case toml::node_type::date_time: return "a date/time";
+    default: return "a value";
+  }
+}
+
+Value value_of(const toml::node& node, const std::string& key) {
+  if (auto v = node.as_integer()) return v->get();
+  if (auto v = node.as_floating_point()) return v->get();
+  if (auto v = node.as_boolean()) return v->get();
+  if (auto v = node.as_string()) return v->get();
+  throw sim::ConfigError(key, "(" + describe_node_type(node) + ")", "a single integer, number, boolean or string");
+}
+
+void apply_table(Scenario& scenario, const toml::table& root) {
+  for (const auto& [section_key, section_node] : root) {
+    const std::string section(section_key.str());
+    const toml::table* table = section_node.as_table();
+    if (table == nullptr) {
+      throw sim::ConfigError(section, "(a bare key)", "keys inside sections such as [cluster] or [fabric]");
+    }
+    for (const auto& [name_key, node] : *table) {
+      const KeySpec& spec = find_key(section, name_key.str());
+      spec.set(scenario, coerce(spec, value_of(node, spec.full_name())));
+    }
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw sim::ConfigError("scenario", path, "a readable TOML file");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+Value parse_text_as(const KeySpec& spec, std::string_view text) {
+  const std::string full = spec.full_name();
+  const std::string quoted = "\"" + std::string(text) + "\"";
+  switch (spec.type) {
+    case ValueType::kInt: {
+      std::int64_t x = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+      if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+        throw sim::ConfigError(full, quoted, "an integer");
+      }
+      return x;
+    }
+    case ValueType::kFloat: {
+      const std::string copy(text);
+      char* end = nullptr;
+      const double x = std::strtod(copy.c_str(), &end);
+      if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(x)) {
+        throw sim::ConfigError(full, quoted, "a finite number");
+      }
+      return x;
+    }
+    case ValueType::kBool:
+      if (text == "true") return true;
+      if (text == "false") return false;
+      throw sim::ConfigError(full, quoted, "true or false");
+    case ValueType::kString:
+      if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
+      return std::string(text);
+  }
+  return std::string(text);
+}
+
+}  // namespace
+
+void apply_toml_text(Scenario& scenario, std::string_view toml_text, std::string_view source) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source);
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    throw sim::ConfigError(std::string(source) + ":" + std::to_string(where.line) + ":" +
+                           std::to_string(where.column) + ": malformed TOML: " + std::string(e.description()));
+  }
+  apply_table(scenario, root);
+}
+
+Scenario load_scenario_text(std::string_view toml_text, std::string_view source) {
+  Scenario scenario;
+  apply_toml_text(scenario, toml_text, source);
+  return scenario;
+}
+
+Scenario load_scenario_file(const std::string& path) {
+  Scenario scenario = load_scenario_text(read_file(path), path);
+  return scenario;
+}
+
+void apply_override(Scenario& scenario, std::string_view assignment) {
+  const std::size_t eq = assignment.find('=');
+  const std::string_view lhs = assignment.substr(0, eq);
+  const std::size_t dot = lhs.find('.');
+  if (eq == std::string_view::npos || dot == std::string_view::npos || dot == 0 || dot + 1 == lhs.size()) {
+    throw sim::ConfigError("--set", "\"" + std::string(assignment) + "\"", "section.key=value, e.g. cluster.gpus=4096");
+  }
+  const KeySpec& spec = find_key(lhs.substr(0, dot), lhs.substr(dot + 1));
+  spec.set(scenario, parse_text_as(spec, assignment.substr(eq + 1)));
+}
+
+void apply_overrides(Scenario& scenario, const std::vector<std::string>& assignments) {
+  for (const std::string& a : assignments) apply_override(scenario, a);
+}
+
+}  // namespace megasim::scenarios

@@ -1,0 +1,129 @@
+// End-to-end tests of the megasim executable: exit codes, the JSON contract, and that bad input
+// gives exit code 2, a message naming the key, and no output files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string command = std::string(MEGASIM_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) output += buffer.data();
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string scenario(const std::string& name) { return std::string(MEGASIM_SOURCE_DIR) + "/scenarios/" + name; }
+
+TEST(Cli, CollectiveJsonHasTheStableKeys) {
+  const Result r = run("collective --op all_reduce --bytes 64MiB --gpus 16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* key : {"\"op\": \"all_reduce\"", "\"bytes\": 67108864", "\"gpus\": 16", "\"algo\": \"ring\"",
+                          "\"routing\": \"ecmp\"", "\"time_s\"", "\"algbw_gbytes_per_s\"", "\"busbw_gbytes_per_s\""}) {
+    EXPECT_NE(r.output.find(key), std::string::npos) << key << "\n" << r.output;
+  }
+}
+
+TEST(Cli, SameSeedGivesIdenticalJson) {
+  const std::string args = "collective --bytes 16MiB --gpus 64 --json --seed 5";
+  const Result a = run(args), b = run(args);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  EXPECT_EQ(a.output, b.output);
+}
+
+TEST(Cli, TopoPrintsTiersAndBisection) {
+  const Result r = run("topo --gpus 4096");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("3-tier"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("bisection"), std::string::npos) << r.output;
+}
+
+TEST(Cli, TopoWritesGraphFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_graph";
+  std::filesystem::create_directories(dir);
+  const auto json = dir / "g.json", dot = dir / "g.dot";
+  const Result r = run("topo --gpus 16 --write-json " + json.string() + " --write-dot " + dot.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GT(std::filesystem::file_size(json), 100u);
+  EXPECT_GT(std::filesystem::file_size(dot), 100u);
+  std::filesystem::remove_all(dir);
+}
+
+struct BadInput {
+  const char* args;
+  const char* must_mention;
+};
+
+class CliBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(CliBadInput, ExitsTwoNamesTheKeyAndWritesNothing) {
+  const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_bad";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto out = dir / "graph.json";
+  const Result r = run(std::string(GetParam().args) + " --write-json " + out.string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(GetParam().must_mention), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "output left behind";
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Topo, CliBadInput,
+    ::testing::Values(BadInput{"topo --gpus 12", "cluster.gpus"},
+                      BadInput{"topo --set cluster.switch_radix=63", "cluster.switch_radix"},
+                      BadInput{"topo --set cluster.nic_gbps=0", "cluster.nic_gbps"},
+                      BadInput{"topo --set fabric.routing=random", "fabric.routing"},
+                      BadInput{"topo --set cluster.tor_oversubscription=0.5", "cluster.tor_oversubscription"},
+                      BadInput{"topo --gpus 1000000", "cluster.gpus"},
+                      BadInput{"topo --set nosuch.key=1", "nosuch.key"},
+                      BadInput{"topo /nonexistent.toml", "nonexistent.toml"},
+                      BadInput{"topo --gpus 1024 --write-dot /tmp/x.dot --set cluster.gpus=4096", "topo.graphviz"}));
+
+TEST(Cli, CollectiveBadInputs) {
+  const BadInput cases[] = {
+      {"collective --op allreduce", "--op"},
+      {"collective --algo butterfly", "--algo"},
+      {"collective --bytes 12XB", "--bytes"},
+      {"collective --routing random", "--routing"},
+      {"collective --gpus 0", "--gpus"},
+      {"collective --group dp --tp 3 --gpus 1536", "plan.tensor_model_parallel_size"},
+      {"collective --group dp --tp 8 --pp 7 --gpus 1024", "plan.pipeline_model_parallel_size"},
+      {"collective --group xp", "--group"},
+      {"collective --set collective.channels=0", "collective.channels"},
+  };
+  for (const BadInput& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.must_mention), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
+TEST(Cli, DefaultScenarioFileLoads) {
+  const Result r = run("topo " + scenario("megascale/megascale_12288.toml") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"gpus\": 12288"), std::string::npos) << r.output;
+}
+
+TEST(Cli, KeysListsEveryKeyAndHelpExitsZero) {
+  const Result keys = run("keys");
+  ASSERT_EQ(keys.exit_code, 0);
+  EXPECT_NE(keys.output.find("qps_per_connection"), std::string::npos);
+  EXPECT_EQ(run("--help").exit_code, 0);
+  EXPECT_EQ(run("collective --help").exit_code, 0);
+  EXPECT_EQ(run("nosuchcommand").exit_code, 2);
+}
+
+}  // namespace

@@ -1,0 +1,46 @@
+"""The Python module gives the same numbers as the CLI and maps input errors to ValueError."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import megasim
+
+
+def cli_json(*args):
+    out = subprocess.run([os.environ["MEGASIM_BINARY"], *args, "--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def test_collective_matches_cli():
+    s = megasim.Scenario()
+    s.set("cluster.gpus", "64")
+    s.set("simulation.seed", "3")
+    from_python = megasim.collective(s, op="all_reduce", bytes="32MiB", gpus=64)
+    from_cli = cli_json("collective", "--gpus", "64", "--bytes", "32MiB", "--seed", "3")
+    assert from_python == from_cli
+    assert from_python["busbw_gbytes_per_s"] > 0
+
+
+def test_topology_summary():
+    s = megasim.Scenario.from_toml("[cluster]\ngpus = 4096\n")
+    summary = megasim.topology(s)
+    assert summary["gpus"] == 4096 and summary["tiers"] == 3
+
+
+def test_errors_are_value_errors_naming_the_key():
+    s = megasim.Scenario()
+    with pytest.raises(ValueError, match="fabric.routing"):
+        s.set("fabric.routing", "random")
+    with pytest.raises(ValueError, match="cluster.gpus"):
+        megasim.Scenario.from_toml("[cluster]\ngpus = 12\n").validate()
+    with pytest.raises(ValueError, match="bytes"):
+        megasim.collective(op="all_reduce", bytes="lots")
+
+
+def test_get_returns_typed_values():
+    s = megasim.Scenario()
+    assert s.get("cluster.gpus") == 1024
+    assert s.get("fabric.routing") == "ecmp"
+    assert s.get("fabric.ecmp_polarized") is False

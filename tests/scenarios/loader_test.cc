@@ -1,0 +1,114 @@
+#include "scenarios/loader.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "scenarios/units.h"
+#include "sim/error.h"
+
+namespace megasim::scenarios {
+namespace {
+
+// Expects a ConfigError whose key is `key`, returning its message for further checks.
+template <typename F>
+std::string expect_config_error(F&& f, const std::string& key) {
+  try {
+    f();
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), key) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a ConfigError for " << key;
+  return "";
+}
+
+TEST(Loader, ReadsEverySectionOverDefaults) {
+  const Scenario s = load_scenario_text(R"(
+[simulation]
+seed = 7
+[cluster]
+gpus = 4096
+tor_oversubscription = 2
+[fabric]
+routing = "spray"
+ecmp_hash = "xor"
+ecmp_polarized = true
+failure_detection_s = 0.25
+[collective]
+channels = 4
+net_step_latency_us = 7.5
+[plan]
+tensor_model_parallel_size = 4
+)");
+  EXPECT_EQ(s.seed, 7u);
+  EXPECT_EQ(s.cluster.gpus, 4096);
+  EXPECT_DOUBLE_EQ(s.cluster.tor_oversubscription, 2.0);  // an integer is accepted for a number
+  EXPECT_EQ(s.cluster.gpus_per_server, 8);                // untouched default
+  EXPECT_EQ(s.fabric.routing, backend::Routing::kSpray);
+  EXPECT_EQ(s.fabric.ecmp.function, topo::HashFunction::kXor);
+  EXPECT_TRUE(s.fabric.ecmp.polarized);
+  EXPECT_EQ(s.fabric.failure_detection_ns, 250 * sim::kMillisecond);
+  EXPECT_EQ(s.collective.channels, 4);
+  EXPECT_EQ(s.collective.net_step_latency_ns, 7500);
+  EXPECT_EQ(s.plan.tensor_model_parallel_size, 4);
+}
+
+TEST(Loader, BadInputsNameTheKey) {
+  expect_config_error([] { load_scenario_text("[cluster]\ngpus = \"many\"\n"); }, "cluster.gpus");
+  expect_config_error([] { load_scenario_text("[cluster]\ngpus = 1.5\n"); }, "cluster.gpus");
+  expect_config_error([] { load_scenario_text("[cluster]\nnic_gbps = [1, 2]\n"); }, "cluster.nic_gbps");
+  expect_config_error([] { load_scenario_text("[cluster]\nfoo = 1\n"); }, "cluster.foo");
+  expect_config_error([] { load_scenario_text("[network]\ngpus = 1\n"); }, "network.gpus");
+  expect_config_error([] { load_scenario_text("gpus = 8\n"); }, "gpus");
+  expect_config_error([] { load_scenario_text("[fabric]\nrouting = \"random\"\n"); }, "fabric.routing");
+  expect_config_error([] { load_scenario_text("[fabric]\necmp_hash = \"md5\"\n"); }, "fabric.ecmp_hash");
+  expect_config_error([] { load_scenario_text("[fabric]\nfailure_detection_s = -1\n"); }, "fabric.failure_detection_s");
+  expect_config_error([] { load_scenario_text("[simulation]\nseed = -3\n"); }, "simulation.seed");
+  expect_config_error([] { load_scenario_text("[cluster]\nswitch_radix = 4294967296\n"); }, "cluster.switch_radix");
+}
+
+TEST(Loader, MalformedTomlNamesFileLineAndColumn) {
+  try {
+    load_scenario_text("[cluster]\ngpus = = 3\n", "bad.toml");
+    FAIL();
+  } catch (const sim::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.toml:2:"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Loader, MissingFileIsAConfigError) {
+  expect_config_error([] { load_scenario_file("/nonexistent/scenario.toml"); }, "scenario");
+}
+
+TEST(Overrides, ParseByKeyType) {
+  Scenario s;
+  apply_overrides(s, {"cluster.gpus=12288", "fabric.routing=adaptive", "fabric.ecmp_polarized=true",
+                      "cluster.nic_gbps=400", "simulation.name=\"study\""});
+  EXPECT_EQ(s.cluster.gpus, 12288);
+  EXPECT_EQ(s.fabric.routing, backend::Routing::kAdaptive);
+  EXPECT_TRUE(s.fabric.ecmp.polarized);
+  EXPECT_DOUBLE_EQ(s.cluster.nic_gbps, 400.0);
+  EXPECT_EQ(s.name, "study");
+  expect_config_error([&] { apply_override(s, "cluster.gpus=12k"); }, "cluster.gpus");
+  expect_config_error([&] { apply_override(s, "cluster.nic_gbps=fast"); }, "cluster.nic_gbps");
+  expect_config_error([&] { apply_override(s, "fabric.ecmp_polarized=yes"); }, "fabric.ecmp_polarized");
+  expect_config_error([&] { apply_override(s, "gpus=8"); }, "--set");
+  expect_config_error([&] { apply_override(s, "cluster.gpus"); }, "--set");
+}
+
+TEST(Units, ParseBytes) {
+  EXPECT_DOUBLE_EQ(parse_bytes("1GiB", "--bytes"), 1073741824.0);
+  EXPECT_DOUBLE_EQ(parse_bytes("64MiB", "--bytes"), 64.0 * 1048576);
+  EXPECT_DOUBLE_EQ(parse_bytes("4GB", "--bytes"), 4e9);
+  EXPECT_DOUBLE_EQ(parse_bytes("1e6", "--bytes"), 1e6);
+  EXPECT_DOUBLE_EQ(parse_bytes("2 KiB", "--bytes"), 2048.0);
+  for (const char* bad : {"", "GiB", "1XB", "-4MiB", "0", "inf"}) {
+    expect_config_error([&] { parse_bytes(bad, "--bytes"); }, "--bytes");
+  }
+  EXPECT_EQ(format_bytes(1073741824.0), "1 GiB");
+  EXPECT_EQ(format_bytes(1536.0), "1.5 KiB");
+}
+
+}  // namespace
+}  // namespace megasim::scenarios
