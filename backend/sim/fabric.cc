@@ -1,1 +1,162 @@
-// placeholder: being written
+// Fabric's public surface and parameters; the machinery lives in the fabric_*.cc files (see
+// fabric_impl.h for the map).
+#include "backend/sim/fabric.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "backend/sim/fabric_impl.h"
+#include "sim/error.h"
+
+namespace megasim::backend {
+
+std::string_view to_string(Routing r) {
+  switch (r) {
+    case Routing::kEcmp:
+      return "ecmp";
+    case Routing::kSpray:
+      return "spray";
+    case Routing::kAdaptive:
+      return "adaptive";
+  }
+  return "?";
+}
+
+Routing parse_routing(std::string_view text, std::string_view key) {
+  for (Routing r : {Routing::kEcmp, Routing::kSpray, Routing::kAdaptive}) {
+    if (text == to_string(r)) return r;
+  }
+  throw sim::ConfigError(std::string(key), std::string(text), "one of ecmp, spray, adaptive");
+}
+
+namespace {
+
+void check_fraction(double value, const char* key) {
+  if (!(value > 0 && value <= 1)) throw sim::ConfigError(key, fmt::format("{}", value), "a fraction in (0, 1]");
+}
+
+}  // namespace
+
+void validate(const FabricParams& params) {
+  if (params.routing != Routing::kEcmp && params.routing != Routing::kSpray && params.routing != Routing::kAdaptive) {
+    throw sim::ConfigError("fabric.routing", fmt::format("{}", static_cast<int>(params.routing)),
+                           "one of ecmp, spray, adaptive");
+  }
+  if (params.qps_per_connection < 1) {
+    throw sim::ConfigError("fabric.qps_per_connection", fmt::format("{}", params.qps_per_connection),
+                           "an integer >= 1");
+  }
+  check_fraction(params.nvlink_efficiency, "fabric.nvlink_efficiency");
+  check_fraction(params.network_efficiency, "fabric.network_efficiency");
+  if (params.failure_detection_ns < 0) {
+    throw sim::ConfigError("fabric.failure_detection_ns", fmt::format("{}", params.failure_detection_ns),
+                           "a duration >= 0 ns");
+  }
+  if (params.stall_timeout_ns < 0) {
+    throw sim::ConfigError("fabric.stall_timeout_ns", fmt::format("{}", params.stall_timeout_ns),
+                           "a duration >= 0 ns (0 disables the check)");
+  }
+}
+
+Fabric::Fabric(sim::Simulator& sim, const topo::Topology& topo, FabricParams params)
+    : impl_(std::make_unique<Impl>(sim, topo, params)) {}
+Fabric::~Fabric() = default;
+
+FlowId Fabric::start_flow(FlowSpec spec) {
+  return impl_->start_flow(std::move(spec));
+}
+void Fabric::set_link_down(topo::LinkId link) {
+  impl_->set_link_down(link);
+}
+void Fabric::set_link_up(topo::LinkId link) {
+  impl_->set_link_up(link);
+}
+void Fabric::set_link_speed_factor(topo::LinkId link, double factor) {
+  impl_->set_speed_factor(link, factor);
+}
+
+void Fabric::schedule_cable_flap(topo::LinkId link, sim::SimTime at, sim::SimTime duration) {
+  MEGASIM_ASSERT(at >= impl_->sim.now() && duration >= 0, "cable flap must be in the future");
+  const topo::LinkId reverse = impl_->topo.link(link).reverse;
+  Impl* impl = impl_.get();
+  impl->track_link_event(impl->sim.schedule_at(at, [impl, link, reverse] {
+    impl->set_link_down(link);
+    impl->set_link_down(reverse);
+  }));
+  impl->track_link_event(impl->sim.schedule_at(at + duration, [impl, link, reverse] {
+    impl->set_link_up(link);
+    impl->set_link_up(reverse);
+  }));
+}
+
+void Fabric::on_stall_timeout(std::function<void(FlowId)> callback) {
+  impl_->stall_callback = std::move(callback);
+}
+void Fabric::on_rates_recomputed(std::function<void()> observer) {
+  impl_->recompute_observer = std::move(observer);
+}
+
+std::size_t Fabric::active_flows() const {
+  return impl_->flows.size() - impl_->free_slots.size();
+}
+
+double Fabric::flow_rate_bytes_per_s(FlowId id) const {
+  const FlowState* f = impl_->find(id);
+  return f == nullptr ? 0.0 : std::max(0.0, f->rate);
+}
+
+double Fabric::flow_remaining_bytes(FlowId id) const {
+  const FlowState* f = impl_->find(id);
+  return f == nullptr ? 0.0 : impl_->remaining_now(*f);
+}
+
+std::vector<LinkUse> Fabric::flow_usage(FlowId id) const {
+  std::vector<LinkUse> out;
+  if (const FlowState* f = impl_->find(id)) {
+    for (const Usage& u : f->usages) out.push_back({u.link, u.weight});
+  }
+  return out;
+}
+
+double Fabric::link_capacity_bytes_per_s(topo::LinkId link) const {
+  return impl_->links[link.index()].capacity();
+}
+
+double Fabric::link_load_bytes_per_s(topo::LinkId link) const {
+  double load = 0;
+  for (const LinkFlowEntry& e : impl_->link_flows[link.index()]) {
+    const FlowState& f = impl_->flows[e.slot];
+    load += f.usages[e.usage].weight * std::max(0.0, f.rate);
+  }
+  return load;
+}
+
+double Fabric::link_bytes_carried(topo::LinkId link) const {
+  double carried = impl_->links[link.index()].carried;
+  for (const LinkFlowEntry& e : impl_->link_flows[link.index()]) {
+    const FlowState& f = impl_->flows[e.slot];
+    const double done = f.bytes_per_lane - impl_->remaining_now(f) - f.done_at_route_change;
+    carried += f.usages[e.usage].weight * done;
+  }
+  return carried;
+}
+
+const std::vector<FlowRecord>& Fabric::completed_flows() const {
+  return impl_->records;
+}
+std::uint64_t Fabric::rate_recomputations() const {
+  return impl_->recomputations;
+}
+const topo::Topology& Fabric::topology() const {
+  return impl_->topo;
+}
+const FabricParams& Fabric::params() const {
+  return impl_->params;
+}
+std::string Fabric::check_rates() const {
+  return impl_->check_rates();
+}
+
+}  // namespace megasim::backend

@@ -7,11 +7,26 @@
 // a pipelined NCCL ring channel is one flow whose lanes are the ring's edges, because chunks advance
 // around the ring only as fast as its slowest edge (NCCL's pipelined ring; see models/collective.h).
 // Each lane of a flow is split over qps_per_connection queue pairs; each QP is hashed separately.
+//
+// Timing semantics (exact, so tests can derive completion times by hand):
+// - start_flow, completions and link changes mark the links they touch dirty; one rate recomputation
+//   is scheduled at sim.now() (it runs after the events already queued for this instant), so every
+//   change of an instant is solved together. It solves max-min (backend/sim/max_min.h) on the
+//   connected component of links and flows reachable from the dirty links only.
+// - A flow whose rate changes is settled first: remaining -= old_rate * (now - last_update). Its
+//   completion is then rescheduled at now + ceil(remaining / rate) ns. Rate 0 (a link on every
+//   remaining path is down) schedules no completion: the flow is stalled.
+// - At completion the bytes are credited to the links that carried them, the flow is removed (its links
+//   recomputed) and on_complete runs after the flow's path latency (the longest lane's sum of link
+//   latencies; for spraying the byte-weighted mean over the sprayed paths) when add_path_latency.
+// The Fabric must outlive the simulation run that uses it (pending events refer to it), and the
+// Simulator must outlive the Fabric: its destructor cancels the events it still has pending.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -38,8 +53,8 @@ Routing parse_routing(std::string_view text, std::string_view key);
 
 struct FabricParams {
   Routing routing = Routing::kEcmp;
-  topo::EcmpConfig ecmp;              // hash function, polarization, seed
-  int qps_per_connection = 1;         // NCCL_IB_QPS_PER_CONNECTION
+  topo::EcmpConfig ecmp;       // hash function, polarization, seed
+  int qps_per_connection = 1;  // NCCL_IB_QPS_PER_CONNECTION
   // Achievable fraction of a link's nominal rate for collective traffic (protocol overhead).
   // NVLink: nccl-tests all-reduce busbw 230 of 300 GB/s on A100, 370 of 450 on H100 (~0.8).
   // Network: about 24 of 25 GB/s per 200 Gb/s NIC (NVIDIA/nccl issue 812).
@@ -60,12 +75,20 @@ struct FlowLane {
 };
 
 struct FlowSpec {
-  std::vector<FlowLane> lanes;       // at least one; src != dst in each
-  double bytes_per_lane = 0;         // > 0
-  bool add_path_latency = true;      // completion waits for the last byte to cross the longest path
+  std::vector<FlowLane> lanes;   // at least one; src != dst in each
+  double bytes_per_lane = 0;     // > 0
+  bool add_path_latency = true;  // completion waits for the last byte to cross the longest path
   std::function<void(FlowId)> on_complete;
 };
 
+// The queue-pair number (24 bits, as in InfiniBand) of QP `qp` of a lane's connection: a
+// deterministic hash of (seed, src, dst, connection, qp); the fabric uses seed = params.ecmp.seed.
+std::uint32_t qp_number(std::uint64_t seed, const FlowLane& lane, int qp);
+// The RoCEv2 5-tuple of that QP: NIC IPs, UDP source port from the QP number, port 4791, UDP.
+topo::FiveTuple qp_tuple(const topo::Topology& topo, std::uint64_t seed, const FlowLane& lane, int qp);
+
+// Appended when a flow's last byte is sent; `end` is when its on_complete runs (the last byte
+// delivered: plus the path latency when add_path_latency).
 struct FlowRecord {
   FlowId id;
   sim::SimTime start = 0;
@@ -91,8 +114,8 @@ class Fabric {
 
   // Link state changes take effect at sim.now(); both directions of a cable are separate links, and
   // these act on the one link given (use Topology::link(l).reverse for the other direction).
-  void set_link_down(topo::LinkId link);   // capacity 0 now; removed from ECMP after the detection delay
-  void set_link_up(topo::LinkId link);     // capacity restored and ECMP membership restored now
+  void set_link_down(topo::LinkId link);  // capacity 0 now; removed from ECMP after the detection delay
+  void set_link_up(topo::LinkId link);    // capacity restored and ECMP membership restored now
   void set_link_speed_factor(topo::LinkId link, double factor);  // factor in (0, 1]: degraded link
   // Convenience: schedule a down interval [at, at + duration) of both directions of a cable.
   void schedule_cable_flap(topo::LinkId link, sim::SimTime at, sim::SimTime duration);
@@ -102,9 +125,9 @@ class Fabric {
 
   // Queries.
   [[nodiscard]] std::size_t active_flows() const;
-  [[nodiscard]] double flow_rate_bytes_per_s(FlowId id) const;   // current per-lane rate
-  [[nodiscard]] double flow_remaining_bytes(FlowId id) const;    // per lane
-  [[nodiscard]] std::vector<LinkUse> flow_usage(FlowId id) const;  // current links and weights
+  [[nodiscard]] double flow_rate_bytes_per_s(FlowId id) const;              // current per-lane rate
+  [[nodiscard]] double flow_remaining_bytes(FlowId id) const;               // per lane
+  [[nodiscard]] std::vector<LinkUse> flow_usage(FlowId id) const;           // current links and weights
   [[nodiscard]] double link_capacity_bytes_per_s(topo::LinkId link) const;  // effective, now
   [[nodiscard]] double link_load_bytes_per_s(topo::LinkId link) const;      // sum of weight x rate
   [[nodiscard]] double link_bytes_carried(topo::LinkId link) const;         // so far
@@ -112,6 +135,12 @@ class Fabric {
   [[nodiscard]] std::uint64_t rate_recomputations() const;
   [[nodiscard]] const topo::Topology& topology() const;
   [[nodiscard]] const FabricParams& params() const;
+
+  // Debugging and test hooks. check_rates() checks the current rates of all active flows with
+  // check_max_min (relative tolerance 1e-9) and returns the first violation, or "" when they are
+  // max-min fair. The observer runs after every rate recomputation.
+  [[nodiscard]] std::string check_rates() const;
+  void on_rates_recomputed(std::function<void()> observer);
 
  private:
   struct Impl;

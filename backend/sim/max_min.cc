@@ -1,1 +1,125 @@
-// placeholder: being written
+#include "backend/sim/max_min.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/error.h"
+
+namespace megasim::backend {
+
+void MaxMinProblem::clear() {
+  capacities.clear();
+  flow_begin.assign(1, 0);
+  entries.clear();
+}
+
+std::uint32_t MaxMinProblem::add_link(double capacity_bytes_per_s) {
+  capacities.push_back(capacity_bytes_per_s);
+  return static_cast<std::uint32_t>(capacities.size() - 1);
+}
+
+void MaxMinProblem::end_flow() {
+  MEGASIM_ASSERT(entries.size() > flow_begin.back(), "a max-min flow needs at least one link");
+  flow_begin.push_back(static_cast<std::uint32_t>(entries.size()));
+}
+
+// Builds the link -> flows lists (counting sort) and the per-link sums over the unfrozen flows.
+void MaxMinSolver::build_link_lists(const MaxMinProblem& problem) {
+  const std::size_t links = problem.num_links();
+  const std::size_t flows = problem.num_flows();
+  links_.resize(links);
+  for (std::size_t l = 0; l < links; ++l) {
+    const double c = problem.capacities[l];
+    MEGASIM_ASSERT(c >= 0 && std::isfinite(c), "link capacity must be finite and >= 0");
+    links_[l] = {c, 0.0, 0, 0};
+  }
+  for (std::size_t f = 0; f < flows; ++f) {
+    MEGASIM_ASSERT(problem.flow_begin[f + 1] > problem.flow_begin[f], "a max-min flow needs at least one link");
+    for (const MaxMinEntry& e : problem.usages(f)) {
+      MEGASIM_ASSERT(e.link < links, "max-min usage names an unknown link");
+      MEGASIM_ASSERT(e.weight > 0 && std::isfinite(e.weight), "max-min weights must be finite and > 0");
+      ++links_[e.link].unfrozen;
+      links_[e.link].weight_sum += e.weight;
+    }
+  }
+  link_begin_.resize(links + 1);
+  std::uint32_t offset = 0;
+  for (std::size_t l = 0; l < links; ++l) {
+    link_begin_[l] = offset;
+    links_[l].cursor = offset;
+    offset += links_[l].unfrozen;
+  }
+  link_begin_[links] = offset;
+  link_flows_.resize(offset);
+  for (std::size_t f = 0; f < flows; ++f) {
+    for (const MaxMinEntry& e : problem.usages(f)) {
+      link_flows_[links_[e.link].cursor++] = {static_cast<std::uint32_t>(f), e.weight};
+    }
+  }
+  frozen_.assign(flows, 0);
+}
+
+// The common rate the unfrozen flows of `link` would get if it were their bottleneck now.
+double MaxMinSolver::level_of(std::uint32_t link) {
+  LinkState& s = links_[link];
+  if (s.weight_sum <= 0) {
+    // Rounding in the running subtraction; recompute the sum exactly from the unfrozen flows. Only
+    // reachable with pathological weights, so the extra pass is not a complexity concern.
+    double sum = 0;
+    for (std::uint32_t i = link_begin_[link]; i < link_begin_[link + 1]; ++i) {
+      if (frozen_[link_flows_[i].flow] == 0) sum += link_flows_[i].weight;
+    }
+    s.weight_sum = std::max(sum, std::numeric_limits<double>::min());
+  }
+  return std::max(0.0, s.remaining) / s.weight_sum;
+}
+
+// Freezes every unfrozen flow of `link` at `level` and charges it to the other links it crosses.
+void MaxMinSolver::freeze_link(const MaxMinProblem& problem, std::uint32_t link, double level,
+                               std::vector<double>& rates) {
+  for (std::uint32_t i = link_begin_[link]; i < link_begin_[link + 1]; ++i) {
+    const std::uint32_t f = link_flows_[i].flow;
+    if (frozen_[f] != 0) continue;
+    frozen_[f] = 1;
+    rates[f] = level;
+    for (const MaxMinEntry& e : problem.usages(f)) {
+      LinkState& s = links_[e.link];
+      s.remaining -= e.weight * level;
+      s.weight_sum -= e.weight;
+      --s.unfrozen;
+    }
+  }
+}
+
+void MaxMinSolver::solve(const MaxMinProblem& problem, std::vector<double>& rates) {
+  build_link_lists(problem);
+  rates.assign(problem.num_flows(), 0.0);
+  queue_.clear();
+  for (std::uint32_t l = 0; l < problem.num_links(); ++l) {
+    if (links_[l].unfrozen > 0) queue_.append_initial({level_of(l), l});
+  }
+  queue_.sort_initial();
+  // Levels only rise as flows freeze ((c - w*L) / (W - w) >= c / W when L <= c / W), so a popped
+  // entry whose key is below the link's current level is stale: re-key it and push it back. This
+  // lazy scheme pushes once per pop instead of once per update.
+  while (!queue_.empty()) {
+    const LevelQueue::Entry top = queue_.pop();
+    if (links_[top.link].unfrozen == 0) continue;
+    const double level = level_of(top.link);
+    if (level > top.level) {
+      queue_.push({level, top.link});
+      continue;
+    }
+    freeze_link(problem, top.link, level, rates);
+  }
+}
+
+std::vector<double> solve_max_min(const MaxMinProblem& problem) {
+  MaxMinSolver solver;
+  std::vector<double> rates;
+  solver.solve(problem, rates);
+  return rates;
+}
+
+}  // namespace megasim::backend

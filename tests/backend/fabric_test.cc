@@ -1,1 +1,209 @@
-// placeholder: being written
+// Fabric basics: transfer times from hand formulas, sharing, lanes, batching, parameters.
+#include "backend/sim/fabric.h"
+
+#include <gtest/gtest.h>
+
+#include "fabric_test_util.h"
+#include "sim/error.h"
+
+namespace megasim::backend {
+namespace {
+
+using testing::Bed;
+using testing::kLinkLatency;
+using testing::kNicRate;
+using testing::kNvLinkLatency;
+using testing::kNvLinkRate;
+using testing::small_cluster;
+using testing::transfer_ns;
+
+// GPU 0 (ToR rail 0) to GPU 3 (ToR rail 1), same pod: NIC -> ToR -> agg -> ToR -> NIC, limited by
+// the NIC (24e9 B/s; the switch links run at 48e9). Time = bytes / 24e9 + 4 x 600 ns.
+TEST(Fabric, LoneCrossTorFlowRunsAtNicRatePlusPathLatency) {
+  Bed bed(small_cluster(32));
+  sim::SimTime done = -1;
+  bed.start(0, 3, 1e9, &done);
+  bed.sim.run();
+  EXPECT_NEAR(static_cast<double>(done), static_cast<double>(transfer_ns(1e9, kNicRate) + 4 * kLinkLatency), 1.0);
+  ASSERT_EQ(bed.fabric.completed_flows().size(), 1u);
+  EXPECT_EQ(bed.fabric.completed_flows()[0].end, done);
+  EXPECT_EQ(bed.fabric.active_flows(), 0u);
+}
+
+TEST(Fabric, AddPathLatencyOffCompletesAtTheLastByte) {
+  Bed bed(small_cluster(32));
+  sim::SimTime done = -1;
+  FlowSpec spec;
+  spec.lanes = {{topo::GpuId(0), topo::GpuId(3), 0}};
+  spec.bytes_per_lane = 1e9;
+  spec.add_path_latency = false;
+  spec.on_complete = [&](FlowId) { done = bed.sim.now(); };
+  bed.fabric.start_flow(std::move(spec));
+  bed.sim.run();
+  EXPECT_EQ(done, transfer_ns(1e9, kNicRate));
+}
+
+// Two flows leaving the same NIC share its 24e9 B/s: 12e9 each, twice the lone time.
+TEST(Fabric, TwoFlowsSharingANicLinkTakeTwiceAsLong) {
+  Bed bed(small_cluster(32));
+  sim::SimTime a = -1, b = -1;
+  bed.start(0, 3, 1e9, &a);
+  bed.start(0, 5, 1e9, &b);
+  bed.sim.run_until(0);
+  EXPECT_DOUBLE_EQ(bed.fabric.link_load_bytes_per_s(bed.topo.nic_up(topo::GpuId(0))), kNicRate);
+  bed.sim.run();
+  const double expected = static_cast<double>(transfer_ns(1e9, kNicRate / 2) + 4 * kLinkLatency);
+  EXPECT_NEAR(static_cast<double>(a), expected, 1.0);
+  EXPECT_NEAR(static_cast<double>(b), expected, 1.0);
+}
+
+// GPUs 0 and 1 share a server: GPU -> NVSwitch -> GPU at 240e9 B/s, 2 x 300 ns.
+TEST(Fabric, SameServerFlowUsesNvLink) {
+  Bed bed(small_cluster(32));
+  sim::SimTime done = -1;
+  const FlowId id = bed.start(0, 1, 1e9, &done);
+  bed.sim.run_until(0);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(id), kNvLinkRate);
+  const std::vector<LinkUse> usage = bed.fabric.flow_usage(id);
+  ASSERT_EQ(usage.size(), 2u);
+  for (const LinkUse& u : usage) EXPECT_EQ(bed.topo.link(u.link).kind, topo::LinkKind::kNvLink);
+  bed.sim.run();
+  EXPECT_NEAR(static_cast<double>(done), static_cast<double>(transfer_ns(1e9, kNvLinkRate) + 2 * kNvLinkLatency), 1.0);
+}
+
+// The lanes of a flow move at one rate: an NVLink lane paired with a NIC lane runs at the NIC's
+// rate, and the completion waits for the longer path (4 network hops, not 2 NVLink hops).
+TEST(Fabric, LanesMoveAtTheSlowestLanesRate) {
+  Bed bed(small_cluster(32));
+  sim::SimTime done = -1;
+  FlowSpec spec;
+  spec.lanes = {{topo::GpuId(0), topo::GpuId(1), 0}, {topo::GpuId(2), topo::GpuId(5), 0}};
+  spec.bytes_per_lane = 1e9;
+  spec.on_complete = [&](FlowId) { done = bed.sim.now(); };
+  const FlowId id = bed.fabric.start_flow(std::move(spec));
+  bed.sim.run_until(0);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(id), kNicRate);
+  bed.sim.run();
+  EXPECT_NEAR(static_cast<double>(done), static_cast<double>(transfer_ns(1e9, kNicRate) + 4 * kLinkLatency), 1.0);
+  EXPECT_EQ(bed.fabric.completed_flows()[0].lanes, 2);
+}
+
+// Two lanes of one flow leaving the same NIC put weight 2 on it: rate 24e9 / 2 per lane.
+TEST(Fabric, LanesSharingALinkCountTwice) {
+  Bed bed(small_cluster(32));
+  FlowSpec spec;
+  spec.lanes = {{topo::GpuId(0), topo::GpuId(3), 0}, {topo::GpuId(0), topo::GpuId(5), 0}};
+  spec.bytes_per_lane = 1e9;
+  const FlowId id = bed.fabric.start_flow(std::move(spec));
+  bed.sim.run_until(0);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(id), kNicRate / 2);
+  double nic_weight = 0;
+  for (const LinkUse& u : bed.fabric.flow_usage(id)) {
+    if (u.link == bed.topo.nic_up(topo::GpuId(0))) nic_weight = u.weight;
+  }
+  EXPECT_DOUBLE_EQ(nic_weight, 2.0);
+}
+
+TEST(Fabric, FlowsStartedAtOneInstantCostOneRecomputation) {
+  Bed bed(small_cluster(32));
+  for (int i = 0; i < 8; ++i) bed.start(2 * i, 2 * i + 3, 1e6);
+  EXPECT_EQ(bed.fabric.rate_recomputations(), 0u);
+  bed.sim.run_until(0);
+  EXPECT_EQ(bed.fabric.rate_recomputations(), 1u);
+}
+
+TEST(Fabric, SpeedFactorHalfDoublesALoneFlowsTime) {
+  Bed bed(small_cluster(32));
+  bed.fabric.set_link_speed_factor(bed.topo.nic_up(topo::GpuId(0)), 0.5);
+  EXPECT_DOUBLE_EQ(bed.fabric.link_capacity_bytes_per_s(bed.topo.nic_up(topo::GpuId(0))), kNicRate / 2);
+  sim::SimTime done = -1;
+  bed.start(0, 3, 1e9, &done);
+  bed.sim.run();
+  EXPECT_NEAR(static_cast<double>(done), static_cast<double>(transfer_ns(1e9, kNicRate / 2) + 4 * kLinkLatency), 1.0);
+}
+
+// Progress is settled when rates change: B joins A's NIC at t_b = 25 ms, A has moved r * t_b
+// (half its bytes) and moves the rest at r / 2, ending at t_b + (bytes - r t_b) / (r / 2) = 75 ms.
+TEST(Fabric, RateChangeSettlesProgress) {
+  Bed bed(small_cluster(32));
+  const double bytes = 1.2e9;  // 50 ms alone
+  const sim::SimTime t_b = 25 * sim::kMillisecond;
+  sim::SimTime a = -1;
+  const FlowId fa = bed.start(0, 3, bytes, &a);
+  bed.sim.schedule_at(t_b, [&] { bed.start(0, 5, 10e9); });
+  bed.sim.run_until(t_b + 1);
+  const double left_at_t_b = bytes - kNicRate * sim::to_seconds(t_b);
+  EXPECT_NEAR(bed.fabric.flow_remaining_bytes(fa), left_at_t_b - kNicRate / 2 * 1e-9, 1.0);
+  bed.sim.run();
+  const double expected = static_cast<double>(t_b) + left_at_t_b / (kNicRate / 2) * 1e9 + 4 * kLinkLatency;
+  EXPECT_NEAR(static_cast<double>(a), expected, 2.0);
+}
+
+TEST(FabricParams, ParseAndPrintRouting) {
+  for (Routing r : {Routing::kEcmp, Routing::kSpray, Routing::kAdaptive}) {
+    EXPECT_EQ(parse_routing(to_string(r), "fabric.routing"), r);
+  }
+  try {
+    parse_routing("random", "fabric.routing");
+    FAIL() << "expected ConfigError";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), "fabric.routing");
+    EXPECT_EQ(e.value(), "random");
+  }
+}
+
+void expect_invalid(const FabricParams& p, const std::string& key) {
+  try {
+    validate(p);
+    FAIL() << "expected ConfigError for " << key;
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), key);
+  }
+}
+
+TEST(FabricParams, InvalidValuesNameTheirKey) {
+  FabricParams p;
+  EXPECT_NO_THROW(validate(p));
+  p.qps_per_connection = 0;
+  expect_invalid(p, "fabric.qps_per_connection");
+  for (double bad : {0.0, -0.1, 1.5}) {
+    p = {};
+    p.nvlink_efficiency = bad;
+    expect_invalid(p, "fabric.nvlink_efficiency");
+    p = {};
+    p.network_efficiency = bad;
+    expect_invalid(p, "fabric.network_efficiency");
+  }
+  p = {};
+  p.failure_detection_ns = -1;
+  expect_invalid(p, "fabric.failure_detection_ns");
+  p = {};
+  p.stall_timeout_ns = -1;
+  expect_invalid(p, "fabric.stall_timeout_ns");
+  p = {};
+  p.routing = static_cast<Routing>(7);
+  expect_invalid(p, "fabric.routing");
+}
+
+TEST(FabricParams, ConstructorValidates) {
+  sim::Simulator sim;
+  const topo::Topology topo = topo::Topology::build(small_cluster(32));
+  FabricParams p;
+  p.qps_per_connection = 0;
+  EXPECT_THROW(Fabric(sim, topo, p), sim::ConfigError);
+}
+
+TEST(FabricParams, SpeedFactorOutsideZeroOneIsRejected) {
+  Bed bed(small_cluster(32));
+  for (double bad : {0.0, -1.0, 1.01}) {
+    try {
+      bed.fabric.set_link_speed_factor(topo::LinkId(0), bad);
+      FAIL() << "expected ConfigError";
+    } catch (const sim::ConfigError& e) {
+      EXPECT_EQ(e.key(), "fabric.link_speed_factor");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace megasim::backend

@@ -1,0 +1,173 @@
+// Flow lifecycle: start, progress accounting, completion, and the link <-> flow lists.
+#include <algorithm>
+#include <cmath>
+
+#include "backend/sim/fabric_impl.h"
+#include "sim/error.h"
+
+namespace megasim::backend {
+
+std::uint32_t Fabric::Impl::allocate_slot() {
+  if (!free_slots.empty()) {
+    const std::uint32_t slot = free_slots.back();
+    free_slots.pop_back();
+    return slot;
+  }
+  flows.emplace_back();
+  return static_cast<std::uint32_t>(flows.size() - 1);
+}
+
+FlowId Fabric::Impl::start_flow(FlowSpec spec) {
+  MEGASIM_ASSERT(!spec.lanes.empty(), "a flow needs at least one lane");
+  MEGASIM_ASSERT(spec.bytes_per_lane > 0 && std::isfinite(spec.bytes_per_lane), "flow bytes must be > 0");
+  for (const FlowLane& lane : spec.lanes) {
+    MEGASIM_ASSERT(lane.src != lane.dst, "a flow lane needs distinct GPUs");
+    MEGASIM_ASSERT(
+        lane.src.valid() && lane.dst.valid() && lane.src.value < topo.num_gpus() && lane.dst.value < topo.num_gpus(),
+        "flow lane names an unknown GPU");
+  }
+  MEGASIM_ASSERT(slot_of_id.size() < static_cast<std::size_t>(INT32_MAX), "too many flows");
+  const std::uint32_t slot = allocate_slot();
+  FlowState& f = flows[slot];
+  f.id = FlowId(static_cast<std::int32_t>(slot_of_id.size()));
+  slot_of_id.push_back(static_cast<std::int32_t>(slot));
+  f.active = true;
+  f.add_path_latency = spec.add_path_latency;
+  f.stuck = false;
+  f.stall_reported = false;
+  f.bytes_per_lane = spec.bytes_per_lane;
+  f.remaining = spec.bytes_per_lane;
+  f.rate = -1;
+  f.done_at_route_change = 0;
+  f.start = f.last_update = sim.now();
+  f.completion = f.stall_check = {};
+  f.on_complete = std::move(spec.on_complete);
+  f.lanes.clear();
+  f.segments.clear();
+  for (const FlowLane& lane : spec.lanes) {
+    LaneRoute r{lane, static_cast<std::uint32_t>(f.segments.size()), 0, false};
+    const LaneResult result = route_lane(lane, f.segments);
+    r.segments = static_cast<std::uint32_t>(f.segments.size()) - r.first_segment;
+    r.fluid = result.fluid;
+    f.stuck = f.stuck || result.stuck;
+    f.lanes.push_back(r);
+  }
+  if (f.stuck) stuck_flows.push_back(f.id);
+  install_usages(slot);
+  request_recompute();
+  return f.id;
+}
+
+// Brings `remaining` up to now at the current rate.
+void Fabric::Impl::settle(FlowState& f) {
+  if (f.rate > 0) f.remaining -= f.rate * sim::to_seconds(sim.now() - f.last_update);
+  f.last_update = sim.now();
+}
+
+double Fabric::Impl::remaining_now(const FlowState& f) const {
+  const double moved = std::max(0.0, f.rate) * sim::to_seconds(sim.now() - f.last_update);
+  return std::max(0.0, f.remaining - moved);
+}
+
+// Credits the bytes moved since the usages last changed to the links of the current usages.
+void Fabric::Impl::credit_carried(FlowState& f) {
+  const double done = f.bytes_per_lane - std::max(0.0, f.remaining);
+  const double delta = done - f.done_at_route_change;
+  for (const Usage& u : f.usages) links[u.link.index()].carried += u.weight * delta;
+  f.done_at_route_change = done;
+}
+
+// Merges the segments' links into one usage per link (sorted by link) and enters the flow in the
+// links' flow lists.
+void Fabric::Impl::install_usages(std::uint32_t slot) {
+  FlowState& f = flows[slot];
+  usage_scratch.clear();
+  for (const Segment& s : f.segments) {
+    for (const topo::LinkId l : s.path.view()) usage_scratch.push_back({l, s.weight, 0});
+  }
+  std::sort(usage_scratch.begin(), usage_scratch.end(), [](const Usage& a, const Usage& b) { return a.link < b.link; });
+  f.usages.clear();
+  for (const Usage& u : usage_scratch) {
+    if (!f.usages.empty() && f.usages.back().link == u.link) {
+      f.usages.back().weight += u.weight;
+    } else {
+      f.usages.push_back(u);
+    }
+  }
+  for (std::size_t i = 0; i < f.usages.size(); ++i) {
+    Usage& u = f.usages[i];
+    std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
+    u.position = static_cast<std::uint32_t>(list.size());
+    list.push_back({slot, static_cast<std::uint32_t>(i)});
+    mark_dirty(u.link);
+  }
+}
+
+void Fabric::Impl::uninstall_usages(std::uint32_t slot) {
+  FlowState& f = flows[slot];
+  for (const Usage& u : f.usages) {
+    std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
+    list[u.position] = list.back();
+    list.pop_back();
+    if (u.position < list.size()) {
+      const LinkFlowEntry moved = list[u.position];
+      flows[moved.slot].usages[moved.usage].position = u.position;
+    }
+    mark_dirty(u.link);
+  }
+  f.usages.clear();
+}
+
+// The longest lane's latency: a QP path's sum of link latencies (the slowest QP), or for a sprayed
+// lane the byte-weighted mean over its paths (each tier's weights sum to 1).
+sim::SimTime Fabric::Impl::path_latency(const FlowState& f) const {
+  double longest = 0;
+  for (const LaneRoute& lane : f.lanes) {
+    double lane_latency = 0;
+    for (std::uint32_t s = lane.first_segment; s < lane.first_segment + lane.segments; ++s) {
+      double path = 0;
+      for (const topo::LinkId l : f.segments[s].path.view()) path += static_cast<double>(topo.link(l).latency_ns);
+      lane_latency = lane.fluid ? lane_latency + f.segments[s].weight * path : std::max(lane_latency, path);
+    }
+    longest = std::max(longest, lane_latency);
+  }
+  return static_cast<sim::SimTime>(std::llround(longest));
+}
+
+void Fabric::Impl::complete(std::uint32_t slot) {
+  FlowState& f = flows[slot];
+  settle(f);
+  // The completion was scheduled at the ceiling of the exact time, so up to one nanosecond's worth
+  // of bytes may be overshot.
+  const double tolerance = 1e-9 * f.bytes_per_lane + f.rate * 1e-9;
+  MEGASIM_ASSERT(std::abs(f.remaining) <= tolerance, "flow completed with bytes left");
+  f.remaining = 0;
+  credit_carried(f);
+  for (const Segment& s : f.segments) drop_segment_load(s);
+  uninstall_usages(slot);
+  request_recompute();
+  sim.cancel(f.stall_check);
+  const sim::SimTime latency = f.add_path_latency ? path_latency(f) : 0;
+  records.push_back({f.id, f.start, sim.now() + latency, f.bytes_per_lane, static_cast<std::int32_t>(f.lanes.size())});
+  const FlowId id = f.id;
+  std::function<void(FlowId)> callback = std::move(f.on_complete);
+  f.on_complete = nullptr;
+  f.active = false;
+  slot_of_id[id.index()] = -1;
+  free_slots.push_back(slot);
+  // Last: the callback may start flows, which can reallocate `flows`.
+  if (!callback) return;
+  if (latency > 0) {
+    sim.schedule_after(latency, [callback = std::move(callback), id] { callback(id); });
+  } else {
+    callback(id);
+  }
+}
+
+const FlowState* Fabric::Impl::find(FlowId id) const {
+  MEGASIM_ASSERT(id.valid() && id.index() < slot_of_id.size(), "unknown flow id");
+  const std::int32_t slot = slot_of_id[id.index()];
+  return slot < 0 ? nullptr : &flows[static_cast<std::size_t>(slot)];
+}
+
+}  // namespace megasim::backend

@@ -1,0 +1,167 @@
+// Private state of the Fabric, shared by its implementation files:
+//   fabric.cc          public API, parameters
+//   fabric_flows.cc    flow start and completion, progress accounting, link <-> flow lists
+//   fabric_routing.cc  QP numbering and the routes of lanes (ECMP, spray, adaptive), re-routing
+//   fabric_rates.cc    batched max-min recomputation, completion and stall-timeout scheduling
+//   fabric_links.cc    link capacity, failures, recovery and degradation
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/sim/fabric.h"
+#include "backend/sim/max_min.h"
+
+namespace megasim::backend {
+
+// One route of (part of) a lane with its share of the lane's bytes: for ECMP and adaptive routing a
+// whole path per QP (weight 1/qps); for spraying one link of the fluid split (its fraction); for a
+// same-server lane the NVLink path (weight 1).
+struct Segment {
+  topo::Path path;
+  double weight = 0;
+};
+
+struct LaneRoute {
+  FlowLane lane;
+  std::uint32_t first_segment = 0;
+  std::uint32_t segments = 0;
+  bool fluid = false;  // segments are the links of a sprayed split rather than QP paths
+};
+
+// A link crossed by a flow: the weight summed over the flow's segments, and the position of the
+// flow's entry in the link's flow list (for O(1) removal).
+struct Usage {
+  topo::LinkId link;
+  double weight = 0;
+  std::uint32_t position = 0;
+};
+
+struct LaneResult {
+  bool fluid = false;  // the lane is sprayed
+  bool stuck = false;  // some segment runs over a removed link for want of a live path
+};
+
+struct FlowState {
+  FlowId id;
+  bool active = false;
+  bool add_path_latency = true;
+  bool stuck = false;  // some segment waits for a link to come back (no other path)
+  bool stall_reported = false;
+  double bytes_per_lane = 0;
+  double remaining = 0;             // per lane, as of last_update
+  double rate = -1;                 // per lane, bytes/s; -1 until the first recomputation
+  double done_at_route_change = 0;  // per-lane bytes done when the usages last changed
+  sim::SimTime start = 0;
+  sim::SimTime last_update = 0;
+  sim::EventHandle completion;
+  sim::EventHandle stall_check;
+  std::function<void(FlowId)> on_complete;
+  std::vector<LaneRoute> lanes;
+  std::vector<Segment> segments;
+  std::vector<Usage> usages;      // sorted by link, one entry per link
+  std::uint32_t visit_epoch = 0;  // recomputation bookkeeping
+};
+
+struct LinkFlowEntry {
+  std::uint32_t slot;   // flow slot
+  std::uint32_t usage;  // index into that flow's usages
+};
+
+struct LinkState {
+  double nominal_bytes_per_s = 0;  // nominal rate x efficiency
+  double speed_factor = 1;
+  bool up = true;
+  bool dirty = false;
+  std::uint32_t down_epoch = 0;  // tells apart successive down intervals for failure detection
+  double carried = 0;            // bytes of finished route segments
+  double segment_weight = 0;     // sum of weights of the active segments (adaptive routing load)
+  std::uint32_t visit_epoch = 0;
+  std::uint32_t local_index = 0;
+  [[nodiscard]] double capacity() const { return up ? nominal_bytes_per_s * speed_factor : 0.0; }
+};
+
+struct Fabric::Impl {
+  Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p);
+  ~Impl();
+
+  // fabric_flows.cc
+  FlowId start_flow(FlowSpec spec);
+  std::uint32_t allocate_slot();
+  void complete(std::uint32_t slot);
+  void settle(FlowState& f);
+  [[nodiscard]] double remaining_now(const FlowState& f) const;
+  void credit_carried(FlowState& f);
+  void install_usages(std::uint32_t slot);
+  void uninstall_usages(std::uint32_t slot);
+  [[nodiscard]] const FlowState* find(FlowId id) const;
+  [[nodiscard]] sim::SimTime path_latency(const FlowState& f) const;
+
+  // fabric_routing.cc
+  LaneResult route_lane(const FlowLane& lane, std::vector<Segment>& out);
+  bool reroute_lane(const FlowState& f, const LaneRoute& lane, std::vector<Segment>& out);
+  void reroute(std::uint32_t slot);
+  bool spray_lane(const FlowLane& lane, bool fallback, std::vector<Segment>& out);
+  [[nodiscard]] std::optional<topo::Path> qp_path(const FlowLane& lane, int qp, const topo::EcmpMembership& m) const;
+  [[nodiscard]] topo::Path qp_path_or_fallback(const FlowLane& lane, int qp, bool& stuck) const;
+  void add_segment(const Segment& s, std::vector<Segment>& out);
+  void drop_segment_load(const Segment& s);
+  [[nodiscard]] bool uses_removed_link(const topo::Path& p) const;
+
+  // fabric_rates.cc
+  void mark_dirty(topo::LinkId l);
+  void request_recompute();
+  void recompute();
+  void collect_component();
+  void apply_rate(std::uint32_t slot, double rate);
+  void on_stall_check(std::uint32_t slot, FlowId id);
+  [[nodiscard]] std::string check_rates() const;
+
+  // fabric_links.cc
+  void set_link_down(topo::LinkId l);
+  void set_link_up(topo::LinkId l);
+  void set_speed_factor(topo::LinkId l, double factor);
+  void on_failure_detected(topo::LinkId l, std::uint32_t epoch);
+  void retry_stuck_flows();
+  void track_link_event(sim::EventHandle h);
+
+  sim::Simulator& sim;
+  const topo::Topology& topo;
+  FabricParams params;
+  topo::EcmpHasher hasher;
+  topo::EcmpMembership members;
+  topo::EcmpMembership all_links;  // never changes: routes of last resort over dead links
+
+  std::vector<LinkState> links;
+  std::vector<std::vector<LinkFlowEntry>> link_flows;
+  std::vector<FlowState> flows;  // by slot; slots are reused
+  std::vector<std::uint32_t> free_slots;
+  std::vector<std::int32_t> slot_of_id;  // FlowId value -> slot, -1 once completed
+  std::vector<FlowRecord> records;
+  std::vector<FlowId> stuck_flows;
+
+  std::vector<topo::LinkId> dirty_links;
+  bool recompute_pending = false;
+  sim::EventHandle recompute_event;
+  std::uint64_t recomputations = 0;
+  std::uint32_t epoch = 0;
+  std::vector<sim::EventHandle> link_events;  // detections and flaps, cancelled on destruction
+  std::size_t link_events_after_prune = 0;
+
+  std::function<void(FlowId)> stall_callback;
+  std::function<void()> recompute_observer;
+
+  // Scratch space reused across calls (no per-event allocation in steady state).
+  MaxMinSolver solver;
+  MaxMinProblem problem;
+  std::vector<double> rates;
+  std::vector<topo::LinkId> component_links;
+  std::vector<std::uint32_t> component_flows;
+  std::vector<topo::LinkId> bfs_stack;
+  std::vector<Segment> segment_scratch;
+  std::vector<Usage> usage_scratch;
+};
+
+}  // namespace megasim::backend

@@ -1,0 +1,125 @@
+// Batched max-min recomputation over the changed component, and the scheduling it drives:
+// completions and stall timeouts.
+#include <algorithm>
+#include <cmath>
+
+#include "backend/sim/fabric_impl.h"
+#include "sim/error.h"
+
+namespace megasim::backend {
+
+void Fabric::Impl::mark_dirty(topo::LinkId l) {
+  LinkState& s = links[l.index()];
+  if (s.dirty) return;
+  s.dirty = true;
+  dirty_links.push_back(l);
+}
+
+// One recomputation per instant: it is queued behind the events already scheduled for now, so
+// every flow start, completion and link change of this instant is solved together.
+void Fabric::Impl::request_recompute() {
+  if (recompute_pending) return;
+  recompute_pending = true;
+  recompute_event = sim.schedule_at(sim.now(), [this] { recompute(); });
+}
+
+// Collects the flows and links reachable from the dirty links (the only part whose max-min rates can
+// have changed) into `problem`, numbering the links locally.
+void Fabric::Impl::collect_component() {
+  if (++epoch == 0) {  // wrapped: clear the stamps so none matches the new epoch by accident
+    for (LinkState& s : links) s.visit_epoch = 0;
+    for (FlowState& f : flows) f.visit_epoch = 0;
+    epoch = 1;
+  }
+  problem.clear();
+  component_flows.clear();
+  bfs_stack.clear();
+  auto visit_link = [this](topo::LinkId l) {
+    LinkState& s = links[l.index()];
+    if (s.visit_epoch == epoch) return;
+    s.visit_epoch = epoch;
+    s.local_index = problem.add_link(s.capacity());
+    bfs_stack.push_back(l);
+  };
+  for (const topo::LinkId l : dirty_links) {
+    links[l.index()].dirty = false;
+    visit_link(l);
+  }
+  dirty_links.clear();
+  while (!bfs_stack.empty()) {
+    const topo::LinkId l = bfs_stack.back();
+    bfs_stack.pop_back();
+    for (const LinkFlowEntry& e : link_flows[l.index()]) {
+      FlowState& f = flows[e.slot];
+      if (f.visit_epoch == epoch) continue;
+      f.visit_epoch = epoch;
+      component_flows.push_back(e.slot);
+      for (const Usage& u : f.usages) visit_link(u.link);
+    }
+  }
+  for (const std::uint32_t slot : component_flows) {
+    for (const Usage& u : flows[slot].usages) problem.add_usage(links[u.link.index()].local_index, u.weight);
+    problem.end_flow();
+  }
+}
+
+void Fabric::Impl::recompute() {
+  recompute_pending = false;
+  ++recomputations;
+  collect_component();
+  solver.solve(problem, rates);
+  for (std::size_t i = 0; i < component_flows.size(); ++i) apply_rate(component_flows[i], rates[i]);
+  if (recompute_observer) recompute_observer();
+}
+
+// Gives the flow its new rate: settles its progress at the old rate and reschedules its completion.
+// Changes below 1e-12 relative are rounding noise of the solve and keep the old rate and event.
+void Fabric::Impl::apply_rate(std::uint32_t slot, double rate) {
+  FlowState& f = flows[slot];
+  if (f.rate >= 0 && std::abs(rate - f.rate) <= 1e-12 * f.rate) return;
+  settle(f);
+  f.rate = rate;
+  sim.cancel(f.completion);
+  f.completion = {};
+  // A completion more than ~285 years away is never reached: treat it like a stall.
+  const double ns = std::max(0.0, f.remaining) / rate * 1e9;
+  if (rate > 0 && ns < 9e18 - static_cast<double>(sim.now())) {
+    const FlowId id = f.id;
+    f.completion = sim.schedule_at(sim.now() + static_cast<sim::SimTime>(std::ceil(ns)), [this, slot, id] {
+      MEGASIM_ASSERT(flows[slot].active && flows[slot].id == id, "completion of a finished flow");
+      complete(slot);
+    });
+    sim.cancel(f.stall_check);
+    f.stall_check = {};
+  } else if (params.stall_timeout_ns > 0 && !f.stall_reported && !sim.is_pending(f.stall_check)) {
+    const FlowId id = f.id;
+    f.stall_check = sim.schedule_after(params.stall_timeout_ns, [this, slot, id] { on_stall_check(slot, id); });
+  }
+}
+
+// Runs stall_timeout_ns after the flow's rate dropped to 0; any positive rate since cancels it.
+void Fabric::Impl::on_stall_check(std::uint32_t slot, FlowId id) {
+  FlowState& f = flows[slot];
+  MEGASIM_ASSERT(f.active && f.id == id && f.rate <= 0, "stall check of a moving or finished flow");
+  f.stall_reported = true;
+  if (stall_callback) stall_callback(id);
+}
+
+std::string Fabric::Impl::check_rates() const {
+  MaxMinProblem all;
+  std::vector<std::int64_t> local(links.size(), -1);
+  std::vector<double> current;
+  for (const FlowState& f : flows) {
+    if (!f.active) continue;
+    for (const Usage& u : f.usages) {
+      std::int64_t& index = local[u.link.index()];
+      if (index < 0) index = all.add_link(links[u.link.index()].capacity());
+      all.add_usage(static_cast<std::uint32_t>(index), u.weight);
+    }
+    all.end_flow();
+    current.push_back(std::max(0.0, f.rate));
+  }
+  return check_max_min(all, current, 1e-9);
+}
+
+}  // namespace megasim::backend
