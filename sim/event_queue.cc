@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "sim/error.h"
+
 namespace megasim::sim {
 
 // A 4-ary heap: half the depth of a binary heap and its children share a cache line, which is what
@@ -21,6 +23,9 @@ void EventQueue::sift_up(std::size_t i) {
   heap_[i] = moving;
 }
 
+// Floyd's bottom-up deletion: walk the hole at `i` down to a leaf along the smallest children (three
+// comparisons per level, none against the moving entry), then sift the moving entry up from there;
+// it came from the bottom of the heap, so it rarely climbs far.
 void EventQueue::sift_down(std::size_t i) {
   const std::size_t n = heap_.size();
   const Entry moving = heap_[i];
@@ -32,11 +37,11 @@ void EventQueue::sift_down(std::size_t i) {
     for (std::size_t c = first + 1; c < last; ++c) {
       if (earlier(heap_[c], heap_[best])) best = c;
     }
-    if (!earlier(heap_[best], moving)) break;
     heap_[i] = heap_[best];
     i = best;
   }
   heap_[i] = moving;
+  sift_up(i);
 }
 
 void EventQueue::remove_top() {
@@ -54,17 +59,20 @@ EventHandle EventQueue::push(SimTime t, EventCallback fn) {
     slot = free_slots_.back();
     free_slots_.pop_back();
   }
+  MEGASIM_ASSERT(slot <= kSlotMask, "too many events pending at once");
+  MEGASIM_ASSERT(next_sequence_ < (std::uint64_t{1} << (64 - kSlotBits)), "event sequence numbers exhausted");
   Slot& s = slots_[slot];
   s.fn = std::move(fn);
   s.pending = true;
-  heap_.push_back(Entry{t, next_sequence_++, slot, s.generation});
+  s.sequence = next_sequence_++;
+  heap_.push_back(Entry{t, s.sequence << kSlotBits | slot});
   sift_up(heap_.size() - 1);
   ++live_;
-  return EventHandle{slot, s.generation};
+  return EventHandle{slot, s.sequence};
 }
 
 bool EventQueue::is_pending(EventHandle h) const {
-  return h.valid() && h.slot < slots_.size() && slots_[h.slot].pending && slots_[h.slot].generation == h.generation;
+  return h.valid() && h.slot < slots_.size() && slots_[h.slot].pending && slots_[h.slot].sequence == h.sequence;
 }
 
 bool EventQueue::cancel(EventHandle h) {
@@ -77,13 +85,17 @@ bool EventQueue::cancel(EventHandle h) {
 void EventQueue::release(std::uint32_t slot) {
   Slot& s = slots_[slot];
   s.fn = nullptr;
-  s.pending = false;
-  ++s.generation;  // invalidates the heap entry and every outstanding handle
+  s.pending = false;  // the heap entry and every handle of this event are now stale
   free_slots_.push_back(slot);
 }
 
+bool EventQueue::is_live(const Entry& e) const {
+  const Slot& s = slots_[e.slot()];
+  return s.pending && s.sequence == e.sequence();
+}
+
 void EventQueue::drop_stale_top() {
-  while (!heap_.empty() && slots_[heap_.front().slot].generation != heap_.front().generation) remove_top();
+  while (!heap_.empty() && !is_live(heap_.front())) remove_top();
 }
 
 std::optional<EventQueue::Popped> EventQueue::pop() {
@@ -91,8 +103,8 @@ std::optional<EventQueue::Popped> EventQueue::pop() {
   if (heap_.empty()) return std::nullopt;
   const Entry e = heap_.front();
   remove_top();
-  Popped out{e.time, std::move(slots_[e.slot].fn)};
-  release(e.slot);
+  Popped out{e.time, std::move(slots_[e.slot()].fn)};
+  release(e.slot());
   --live_;
   return out;
 }

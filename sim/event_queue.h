@@ -19,7 +19,7 @@ using EventCallback = Callback;
 // event has run or been cancelled is stale and cancelling it again is a harmless no-op.
 struct EventHandle {
   std::uint32_t slot = UINT32_MAX;
-  std::uint32_t generation = 0;
+  std::uint64_t sequence = 0;  // the event's insertion sequence number; unique over the queue's life
   [[nodiscard]] bool valid() const { return slot != UINT32_MAX; }
 };
 
@@ -44,21 +44,27 @@ class EventQueue {
   [[nodiscard]] bool empty() const { return live_ == 0; }
 
  private:
+  // 16 bytes, so four children share a cache line: the time, then (sequence << kSlotBits | slot).
+  // Ordering by the packed word orders by sequence, since slots only fill the low bits.
+  static constexpr int kSlotBits = 26;  // up to 67M events pending at once
+  static constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
   struct Entry {
     SimTime time;
-    std::uint64_t sequence;
-    std::uint32_t slot;
-    std::uint32_t generation;
+    std::uint64_t order;
+    [[nodiscard]] std::uint32_t slot() const { return static_cast<std::uint32_t>(order & kSlotMask); }
+    [[nodiscard]] std::uint64_t sequence() const { return order >> kSlotBits; }
   };
   struct Slot {
     EventCallback fn;
-    std::uint32_t generation = 0;
+    std::uint64_t sequence = 0;  // sequence of the pending event in this slot
     bool pending = false;
   };
-  static bool earlier(const Entry& a, const Entry& b) {
-    return a.time != b.time ? a.time < b.time : a.sequence < b.sequence;
-  }
+  // One 128-bit comparison (time is never negative), which compiles without branches.
+  __extension__ using Key = unsigned __int128;
+  static Key key(const Entry& e) { return static_cast<Key>(static_cast<std::uint64_t>(e.time)) << 64 | e.order; }
+  static bool earlier(const Entry& a, const Entry& b) { return key(a) < key(b); }
   void release(std::uint32_t slot);
+  [[nodiscard]] bool is_live(const Entry& e) const;
   void drop_stale_top();
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);
