@@ -138,7 +138,8 @@ class Fabric {
 
   // Debugging and test hooks. check_rates() checks the current rates of all active flows with
   // check_max_min (relative tolerance 1e-9) and returns the first violation, or "" when they are
-  // max-min fair. The observer runs after every rate recomputation.
+  // max-min fair; meaningful when no recomputation is pending (e.g. from the observer, which runs
+  // after every rate recomputation).
   [[nodiscard]] std::string check_rates() const;
   void on_rates_recomputed(std::function<void()> observer);
 

@@ -123,7 +123,7 @@ struct Fabric::Impl {
   void set_link_down(topo::LinkId l);
   void set_link_up(topo::LinkId l);
   void set_speed_factor(topo::LinkId l, double factor);
-  void on_failure_detected(topo::LinkId l, std::uint32_t epoch);
+  void on_failure_detected(topo::LinkId l, std::uint32_t interval);
   void retry_stuck_flows();
   void track_link_event(sim::EventHandle h);
 
@@ -157,7 +157,6 @@ struct Fabric::Impl {
   MaxMinSolver solver;
   MaxMinProblem problem;
   std::vector<double> rates;
-  std::vector<topo::LinkId> component_links;
   std::vector<std::uint32_t> component_flows;
   std::vector<topo::LinkId> bfs_stack;
   std::vector<Segment> segment_scratch;

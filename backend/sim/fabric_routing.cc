@@ -107,9 +107,10 @@ LaneResult Fabric::Impl::route_lane(const FlowLane& lane, std::vector<Segment>& 
     }
     return result;
   }
-  const double weight = 1.0 / params.qps_per_connection;
-  for (int q = 0; q < params.qps_per_connection; ++q)
+  const double weight = 1.0 / static_cast<double>(params.qps_per_connection);
+  for (int q = 0; q < params.qps_per_connection; ++q) {
     add_segment({qp_path_or_fallback(lane, q, result.stuck), weight}, out);
+  }
   return result;
 }
 
@@ -136,12 +137,12 @@ bool Fabric::Impl::reroute_lane(const FlowState& f, const LaneRoute& lane, std::
       out.push_back(old[q]);
       continue;
     }
+    drop_segment_load(old[q]);  // so that adaptive routing does not see the QP's own old load
     std::optional<topo::Path> p = qp_path(lane.lane, static_cast<int>(q), members);
     if (p && !uses_removed_link(*p)) {
-      drop_segment_load(old[q]);
       add_segment({*p, old[q].weight}, out);
     } else {
-      out.push_back(old[q]);
+      add_segment(old[q], out);
       stuck = true;
     }
   }

@@ -1,6 +1,8 @@
 // Fabric under link failures: stall, detection, re-routing, recovery, stall timeouts.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "backend/sim/fabric.h"
 #include "fabric_test_util.h"
 
@@ -144,6 +146,50 @@ TEST(FabricFailure, ShortOutageKeepsThePath) {
   const std::vector<LinkUse> after = bed.fabric.flow_usage(id);
   ASSERT_EQ(after.size(), before.size());
   for (std::size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i].link, before[i].link);
+}
+
+std::map<topo::LinkId, double> uplink_weights(const Bed& bed, FlowId id) {
+  std::map<topo::LinkId, double> out;
+  for (const LinkUse& u : bed.fabric.flow_usage(id)) {
+    const topo::Link& l = bed.topo.link(u.link);
+    if (l.kind == topo::LinkKind::kTorAgg && l.direction == topo::LinkDirection::kUp) out[u.link] = u.weight;
+  }
+  return out;
+}
+
+// Resilient hashing: after detection only the QPs that crossed the failed uplink move; the flow's
+// other QPs and the flows that never used the link keep their paths.
+TEST(FabricFailure, ReroutingMovesOnlyTheQpsOnTheFailedLink) {
+  FabricParams params;
+  params.qps_per_connection = 4;
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    params.ecmp.seed = seed;
+    Bed bed(small_cluster(32), params);
+    const FlowId a = bed.start(0, 3, kBytes);
+    const FlowId b = bed.start(2, 5, kBytes);
+    bed.sim.run_until(0);
+    const auto before_a = uplink_weights(bed, a);
+    const auto before_b = uplink_weights(bed, b);
+    if (before_a.size() < 2) continue;  // all 4 QPs hashed onto one uplink: try another seed
+    const topo::LinkId failed = before_a.begin()->first;
+    bed.fabric.set_link_down(failed);
+    bed.sim.run_until(kDetect);
+    const auto after_a = uplink_weights(bed, a);
+    EXPECT_EQ(after_a.count(failed), 0u);
+    double total = 0;
+    for (const auto& [link, w] : after_a) total += w;
+    EXPECT_DOUBLE_EQ(total, 1.0);
+    for (const auto& [link, w] : before_a) {
+      if (link != failed) {
+        EXPECT_GE(after_a.at(link), w);
+      }
+    }
+    if (before_b.count(failed) == 0) {
+      EXPECT_EQ(uplink_weights(bed, b), before_b);
+    }
+    return;
+  }
+  FAIL() << "no seed spread the QPs over two uplinks";
 }
 
 TEST(FabricFailure, DestroyingTheFabricCancelsItsEvents) {
