@@ -11,12 +11,13 @@
 #include <utility>
 
 #include "models/collective_internal.h"
+#include "sim/enum_names.h"
 #include "sim/error.h"
 
 namespace megasim::models {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, CollectiveOp>, 6> kOpNames{{
+constexpr sim::EnumNames<CollectiveOp, 6> kOpNames{{
     {"all_reduce", CollectiveOp::kAllReduce},
     {"reduce_scatter", CollectiveOp::kReduceScatter},
     {"all_gather", CollectiveOp::kAllGather},
@@ -24,30 +25,10 @@ constexpr std::array<std::pair<std::string_view, CollectiveOp>, 6> kOpNames{{
     {"all_to_all", CollectiveOp::kAllToAll},
     {"send_recv", CollectiveOp::kSendRecv},
 }};
-constexpr std::array<std::pair<std::string_view, CollectiveAlgorithm>, 2> kAlgoNames{{
+constexpr sim::EnumNames<CollectiveAlgorithm, 2> kAlgoNames{{
     {"ring", CollectiveAlgorithm::kRing},
     {"tree", CollectiveAlgorithm::kTree},
 }};
-
-template <typename T, std::size_t N>
-T parse_name(const std::array<std::pair<std::string_view, T>, N>& names, std::string_view text, std::string_view key) {
-  std::string valid;
-  for (const auto& [name, value] : names) {
-    if (name == text) return value;
-    valid += valid.empty() ? "one of " : ", ";
-    valid += name;
-  }
-  throw sim::ConfigError(std::string(key), std::string(text), valid);
-}
-
-template <typename T, std::size_t N>
-std::string_view name_of(const std::array<std::pair<std::string_view, T>, N>& names, T value) {
-  for (const auto& [name, v] : names) {
-    if (v == value) return name;
-  }
-  MEGASIM_ASSERT(false, "enum value without a name");
-  return {};
-}
 
 void check_non_negative(sim::SimTime t, const char* key) {
   if (t < 0) throw sim::ConfigError(key, std::to_string(t), "a latency >= 0 ns");
@@ -96,18 +77,18 @@ void check_request(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes,
 }  // namespace
 
 std::string_view to_string(CollectiveOp op) {
-  return name_of(kOpNames, op);
+  return sim::enum_name(kOpNames, op);
 }
 std::string_view to_string(CollectiveAlgorithm algo) {
-  return name_of(kAlgoNames, algo);
+  return sim::enum_name(kAlgoNames, algo);
 }
 
 CollectiveOp parse_collective_op(std::string_view text, std::string_view key) {
-  return parse_name(kOpNames, text, key);
+  return sim::parse_enum(kOpNames, text, key);
 }
 
 CollectiveAlgorithm parse_collective_algorithm(std::string_view text, std::string_view key) {
-  return parse_name(kAlgoNames, text, key);
+  return sim::parse_enum(kAlgoNames, text, key);
 }
 
 void validate(const CollectiveParams& params) {

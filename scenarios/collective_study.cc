@@ -10,6 +10,7 @@
 #include "models/parallel_groups.h"
 #include "scenarios/json_writer.h"
 #include "scenarios/units.h"
+#include "sim/enum_names.h"
 #include "sim/error.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
@@ -18,6 +19,13 @@
 
 namespace megasim::scenarios {
 namespace {
+
+constexpr sim::EnumNames<GroupScope, 4> kScopeNames{{
+    {"single", GroupScope::kSingle},
+    {"tp", GroupScope::kTensor},
+    {"dp", GroupScope::kData},
+    {"pp", GroupScope::kPipeline},
+}};
 
 // Rank lists of the groups the request asks for (ranks are GPUs under contiguous placement).
 std::vector<std::vector<std::int64_t>> requested_groups(const Scenario& s, const CollectiveRequest& r) {
@@ -56,21 +64,10 @@ void write_timing(JsonWriter& w, const CollectiveTiming& t) {
 }  // namespace
 
 GroupScope parse_group_scope(std::string_view text, std::string_view key) {
-  if (text == "tp") return GroupScope::kTensor;
-  if (text == "dp") return GroupScope::kData;
-  if (text == "pp") return GroupScope::kPipeline;
-  throw sim::ConfigError(std::string(key), "\"" + std::string(text) + "\"", "one of tp, dp, pp");
+  return sim::parse_enum(kScopeNames, text, key);
 }
 
-std::string_view to_string(GroupScope scope) {
-  switch (scope) {
-    case GroupScope::kSingle: return "single";
-    case GroupScope::kTensor: return "tp";
-    case GroupScope::kData: return "dp";
-    case GroupScope::kPipeline: return "pp";
-  }
-  return "?";
-}
+std::string_view to_string(GroupScope scope) { return sim::enum_name(kScopeNames, scope); }
 
 CollectiveReport run_collective_study(const Scenario& s, const CollectiveRequest& r) {
   const auto wall_start = std::chrono::steady_clock::now();

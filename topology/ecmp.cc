@@ -3,6 +3,7 @@
 #include <array>
 #include <string>
 
+#include "sim/enum_names.h"
 #include "sim/error.h"
 #include "sim/rng.h"
 
@@ -48,20 +49,17 @@ std::uint16_t roce_source_port(std::uint32_t qp_number) {
   return static_cast<std::uint16_t>(0xC000u | (folded & 0x3FFFu));
 }
 
-std::string_view to_string(HashFunction f) {
-  switch (f) {
-    case HashFunction::kCrc32:
-      return "crc32";
-    case HashFunction::kXor:
-      return "xor";
-  }
-  return "?";
-}
+namespace {
+constexpr sim::EnumNames<HashFunction, 2> kHashNames{{
+    {"crc32", HashFunction::kCrc32},
+    {"xor", HashFunction::kXor},
+}};
+}  // namespace
+
+std::string_view to_string(HashFunction f) { return sim::enum_name(kHashNames, f); }
 
 HashFunction parse_hash_function(std::string_view text, std::string_view key) {
-  if (text == "crc32") return HashFunction::kCrc32;
-  if (text == "xor") return HashFunction::kXor;
-  throw sim::ConfigError(std::string(key), std::string(text), "one of: crc32, xor");
+  return sim::parse_enum(kHashNames, text, key);
 }
 
 std::uint32_t EcmpHasher::switch_seed(NodeId switch_node) const {

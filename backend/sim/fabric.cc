@@ -8,28 +8,22 @@
 #include <string>
 
 #include "backend/sim/fabric_impl.h"
+#include "sim/enum_names.h"
 #include "sim/error.h"
 
 namespace megasim::backend {
 
-std::string_view to_string(Routing r) {
-  switch (r) {
-    case Routing::kEcmp:
-      return "ecmp";
-    case Routing::kSpray:
-      return "spray";
-    case Routing::kAdaptive:
-      return "adaptive";
-  }
-  return "?";
-}
+namespace {
+constexpr sim::EnumNames<Routing, 3> kRoutingNames{{
+    {"ecmp", Routing::kEcmp},
+    {"spray", Routing::kSpray},
+    {"adaptive", Routing::kAdaptive},
+}};
+}  // namespace
 
-Routing parse_routing(std::string_view text, std::string_view key) {
-  for (Routing r : {Routing::kEcmp, Routing::kSpray, Routing::kAdaptive}) {
-    if (text == to_string(r)) return r;
-  }
-  throw sim::ConfigError(std::string(key), std::string(text), "one of ecmp, spray, adaptive");
-}
+std::string_view to_string(Routing r) { return sim::enum_name(kRoutingNames, r); }
+
+Routing parse_routing(std::string_view text, std::string_view key) { return sim::parse_enum(kRoutingNames, text, key); }
 
 namespace {
 

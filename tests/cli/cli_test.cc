@@ -69,7 +69,10 @@ struct BadInput {
 class CliBadInput : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(CliBadInput, ExitsTwoNamesTheKeyAndWritesNothing) {
-  const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_bad";
+  // One folder per case: ctest runs the cases in parallel processes.
+  const std::string case_name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("megasim_cli_test_bad_" + case_name.substr(case_name.find('/') + 1));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto out = dir / "graph.json";
@@ -91,7 +94,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{"topo --set nosuch.key=1", "nosuch.key"},
                       BadInput{"topo /nonexistent.toml", "nonexistent.toml"},
                       BadInput{"topo --gpus 1024 --write-dot /tmp/x.dot --set cluster.gpus=4096", "topo.graphviz"}),
-    [](const ::testing::TestParamInfo<BadInput>& info) { return "case" + std::to_string(info.index); });
+    [](const ::testing::TestParamInfo<BadInput>& p) { return "case" + std::to_string(p.index); });
 
 TEST(Cli, CollectiveBadInputs) {
   const BadInput cases[] = {

@@ -1,0 +1,112 @@
+// Per-op compute cost on one GPU (DESIGN.md "Compute"): a roofline with shape-dependent efficiency,
+//   time = max(FLOPs / (peak × efficiency(shape)), bytes / (HBM bandwidth × memory_efficiency))
+//          + launch_overhead,
+// bf16 operands throughout. The efficiencies live in a plain ComputeCalibration: defaults come from
+// public numbers (../shared/calibration/gpus.csv and the sources cited in compute_calibration.cc);
+// a calibration file measured on real hardware replaces its fields (parsed in scenarios/).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/gpu_spec.h"
+
+namespace megasim::models {
+
+// A CTA output tile a GEMM kernel may use (cuBLAS picks one per shape), with the fraction of the
+// large-GEMM efficiency a kernel with this tile reaches when every SM is busy.
+struct GemmTile {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  double relative_efficiency = 1.0;
+};
+
+// A measured GEMM: achieved FLOP/s over peak for C[m×n] = A[m×k]·B[k×n] in bf16.
+struct GemmPoint {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  double efficiency = 0;
+};
+
+struct ComputeCalibration {
+  // GEMM efficiency curve: best_gemm_efficiency × max over tiles of (tile efficiency × wave
+  // quantization over sm_count SMs × tile padding) × k / (k + gemm_k_overhead).
+  double best_gemm_efficiency = 0;  // large-GEMM FLOP/s over peak
+  std::int64_t sm_count = 0;        // streaming multiprocessors: one output tile per SM per wave
+  std::vector<GemmTile> gemm_tiles;
+  double gemm_k_overhead = 0;  // per-tile fixed cost (prologue, epilogue), in k steps of the main loop
+  // Measured points correct the curve: the curve is scaled by measured/curve at the point nearest
+  // in log-shape space. Empty: the curve alone.
+  std::vector<GemmPoint> gemm_points;
+
+  // Achievable fraction of HBM bandwidth for streaming elementwise and reduction kernels.
+  double memory_efficiency = 0;
+
+  // FlashAttention-2 FLOP/s over peak, head dimension 128 (FLOPs counted as the FA2 benchmark does:
+  // forward 4·b·a·s_q·s_kv·d over the computed (q, k) pairs, backward 2.5 × forward).
+  double flash_attention_forward_efficiency = 0;
+  double flash_attention_backward_efficiency = 0;
+
+  // Host launch and inter-kernel gap paid once per kernel, nanoseconds.
+  std::int64_t launch_overhead_ns = 0;
+};
+
+// Public defaults for `gpu` (A100, H100, H200, H800 families). Throws sim::ConfigError("cluster.gpu")
+// for a GPU whose architecture is not known here.
+ComputeCalibration default_compute_calibration(const GpuSpec& gpu);
+// Throws sim::ConfigError("calibration.compute.<field>") for out-of-range fields.
+void validate(const ComputeCalibration& calib);
+
+struct GemmShape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t batch = 1;  // independent GEMMs of this shape in one batched kernel
+};
+
+// FLOP/s achieved by the GEMM over peak, in (0, 1]. Without measured points, non-decreasing when any
+// dimension doubles and equal to best_gemm_efficiency × k/(k + gemm_k_overhead) for shapes that fill
+// whole waves of whole tiles.
+double gemm_efficiency(const GemmShape& shape, const ComputeCalibration& calib);
+double gemm_flops(const GemmShape& shape);
+// bf16 A and B read once, C written once.
+double gemm_bytes(const GemmShape& shape);
+// Seconds for one (batched) GEMM kernel.
+double gemm_time_s(const GemmShape& shape, const GpuSpec& gpu, const ComputeCalibration& calib);
+
+// Seconds for one memory-bound kernel that moves `bytes` to and from HBM.
+double memory_bound_time_s(double bytes, const GpuSpec& gpu, const ComputeCalibration& calib);
+
+enum class AttentionKernel : std::uint8_t {
+  // Megatron's core attention: batched GEMM Q·Kᵀ writing the full s_q × s_kv scores, fused
+  // scale-mask-softmax, dropout, batched GEMM P·V. Masking does not save FLOPs.
+  kUnfused,
+  // FlashAttention-2: one fused kernel, scores never reach HBM, masked blocks skipped.
+  kFlashAttention2,
+};
+
+// Attention core on one GPU, after the QKV projection and before the output projection.
+struct AttentionShape {
+  std::int64_t batch = 1;       // micro-batch size
+  std::int64_t heads = 1;       // attention heads on this GPU (heads / TP)
+  std::int64_t seq_q = 1;       // query positions
+  std::int64_t seq_kv = 1;      // key positions
+  std::int64_t head_dim = 128;  // hidden / heads
+  bool causal = true;
+  std::int64_t window = 0;  // sliding-window width in keys (0: unlimited); FlashAttention-2 only
+  bool dropout = true;      // attention dropout on the probabilities
+};
+
+// (q, k) pairs a kernel evaluates: all s_q·s_kv for the unfused kernel; for FlashAttention-2 only
+// those a causal and/or sliding-window mask keeps (query i, aligned to the end of the keys, sees
+// keys in (i - window, i]).
+double attention_score_pairs(const AttentionShape& shape, AttentionKernel kernel);
+// GEMM FLOPs of the forward: Q·Kᵀ and P·V, 2 FLOPs per multiply-add each.
+double attention_forward_flops(const AttentionShape& shape, AttentionKernel kernel);
+double attention_forward_time_s(const AttentionShape& shape, AttentionKernel kernel, const GpuSpec& gpu,
+                                const ComputeCalibration& calib);
+double attention_backward_time_s(const AttentionShape& shape, AttentionKernel kernel, const GpuSpec& gpu,
+                                 const ComputeCalibration& calib);
+
+}  // namespace megasim::models

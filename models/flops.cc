@@ -1,0 +1,37 @@
+#include "models/flops.h"
+
+#include <vector>
+
+#include "models/layer_ops.h"
+
+namespace megasim::models {
+namespace {
+
+// FLOPs of one micro-batch on one TP rank through a whole pass of ops.
+double forward_and_backward(const std::vector<LayerOp>& forward, const std::vector<LayerOp>& backward) {
+  return sum_flops(forward) + sum_flops(backward);
+}
+
+}  // namespace
+
+IterationFlops iteration_flops(const ModelSpec& model, const ResolvedPlan& plan) {
+  const double layers = static_cast<double>(model.num_layers);
+  const double layer =
+      forward_and_backward(layer_ops(model, plan, Pass::kForward), layer_ops(model, plan, Pass::kBackward));
+  const double ends =
+      forward_and_backward(embedding_ops(model, plan, Pass::kForward), embedding_ops(model, plan, Pass::kBackward)) +
+      forward_and_backward(output_ops(model, plan, Pass::kForward), output_ops(model, plan, Pass::kBackward));
+  const double recompute = sum_flops(layer_ops(model, plan, Pass::kRecompute));
+  // Every micro-batch of every DP replica runs once through every TP rank's shard.
+  const double shards = static_cast<double>(plan.num_microbatches * plan.dp * plan.tp);
+  IterationFlops out;
+  out.model = (layers * layer + ends) * shards;
+  out.hardware = out.model + layers * recompute * shards;
+  return out;
+}
+
+double flops_utilization(double flops, double iteration_time_s, std::int64_t gpus, double peak_tflops) {
+  return flops / (iteration_time_s * static_cast<double>(gpus) * peak_tflops * 1e12);
+}
+
+}  // namespace megasim::models

@@ -1,0 +1,55 @@
+#include "models/gpu_spec.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+
+#include "sim/error.h"
+
+namespace megasim::models {
+namespace {
+
+// Source: ../shared/calibration/gpus.csv (NVIDIA A100 and H100 datasheets; best measured bf16
+// matmul throughput from stas00/ml-engineering compute/accelerator/README.md; H200 shares the
+// GH100 die and peak with H100 SXM; H800 from MegaScale-MoE Table 4, no GEMM measurement, so 0).
+const std::array<GpuSpec, 4>& gpu_table() {
+  static const std::array<GpuSpec, 4> table = {{
+      {"A100-SXM-80GB", 312.0, 80.0, 2.039, 600.0, 0.869},
+      {"H100-SXM-80GB", 989.0, 80.0, 3.35, 900.0, 0.803},
+      {"H200-SXM-141GB", 989.0, 141.0, 4.8, 900.0, 0.803},
+      {"H800-SXM-80GB", 989.0, 80.0, 3.35, 400.0, 0.0},
+  }};
+  return table;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// The short alias is the name up to the first '-' ("A100-SXM-80GB" -> "A100").
+std::string_view alias_of(std::string_view full_name) {
+  return full_name.substr(0, full_name.find('-'));
+}
+
+}  // namespace
+
+std::span<const GpuSpec> known_gpus() {
+  return gpu_table();
+}
+
+const GpuSpec& find_gpu(std::string_view name, std::string_view key) {
+  const std::string wanted = lower(name);
+  std::string valid;
+  for (const GpuSpec& gpu : gpu_table()) {
+    if (wanted == lower(gpu.name) || wanted == lower(alias_of(gpu.name))) return gpu;
+    if (!valid.empty()) valid += ", ";
+    valid += gpu.name + " (" + std::string(alias_of(gpu.name)) + ")";
+  }
+  throw sim::ConfigError(std::string(key), std::string(name), "one of " + valid + ", case-insensitive");
+}
+
+}  // namespace megasim::models

@@ -1,0 +1,26 @@
+// GPU specifications from ../shared/calibration/gpus.csv (vendor datasheets; best measured bf16
+// GEMM throughput from stas00/ml-engineering). The cost model's defaults derive from these.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace megasim::models {
+
+struct GpuSpec {
+  std::string name;                      // "A100-SXM-80GB", ...
+  double peak_bf16_dense_tflops = 0;     // datasheet peak, dense bf16
+  double hbm_gbytes = 0;                 // HBM capacity, GB (1e9 bytes)
+  double hbm_tbytes_per_s = 0;           // HBM bandwidth, TB/s
+  double nvlink_total_gbytes_per_s = 0;  // NVLink, both directions together
+  double best_gemm_efficiency = 0;       // best measured GEMM throughput / peak (0: unknown)
+};
+
+// Every known GPU, in the order of gpus.csv.
+std::span<const GpuSpec> known_gpus();
+// Looks a GPU up by name; accepts the full name or a short alias ("A100", "H100", "H200", "H800").
+// Throws sim::ConfigError(key, name, list of valid names) when unknown.
+const GpuSpec& find_gpu(std::string_view name, std::string_view key = "cluster.gpu");
+
+}  // namespace megasim::models

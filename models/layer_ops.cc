@@ -1,0 +1,251 @@
+#include "models/layer_ops.h"
+
+#include <cmath>
+#include <utility>
+
+namespace megasim::models {
+namespace {
+
+// A forward op with the ops that compute its gradients, in the order backward runs them.
+struct OpPair {
+  LayerOp forward;
+  std::vector<LayerOp> backward;
+  bool attention_core = false;  // recomputed by selective recompute
+};
+
+// Sizes of one micro-batch on one TP rank.
+struct Dims {
+  std::int64_t b, s, h, t, a, g, d, f, f1, vocab;
+  std::int64_t tokens;         // s * b: GEMM rows
+  std::int64_t region_tokens;  // tokens seen by norms, dropouts, residuals: s*b/t with SP
+  double attended;             // L of the convention
+  bool flash, parallel_block, rope;
+};
+
+Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan) {
+  const ParallelPlan& p = plan.plan;
+  Dims x{};
+  x.b = p.micro_batch_size;
+  x.s = model.seq_length;
+  x.h = model.hidden_size;
+  x.t = plan.tp;
+  x.a = model.num_attention_heads;
+  x.g = query_groups(model);
+  x.d = kv_channels(model);
+  x.f = ffn_hidden(model);
+  x.f1 = fc1_width(model);
+  x.vocab = plan.padded_vocab_size;
+  x.tokens = x.s * x.b;
+  x.region_tokens = p.sequence_parallel ? x.tokens / x.t : x.tokens;
+  x.attended = attended_length(model, p);
+  x.flash = p.use_flash_attention;
+  x.parallel_block = p.parallel_transformer_block;
+  x.rope = model.position_embedding_type == PositionEmbedding::kRope;
+  return x;
+}
+
+double dbl(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+LayerOp gemm(std::string name, OpKind kind, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1) {
+  const double flops = 2.0 * dbl(m) * dbl(n) * dbl(k) * dbl(batch);
+  const double bytes = 2.0 * dbl(batch) * (dbl(m) * dbl(k) + dbl(k) * dbl(n) + dbl(m) * dbl(n));
+  return LayerOp{std::move(name), kind, GemmShape{m, n, k, batch}, flops, flops, bytes};
+}
+
+LayerOp memory_op(std::string name, OpKind kind, double bytes) {
+  return LayerOp{std::move(name), kind, GemmShape{0, 0, 0, 0}, 0.0, 0.0, bytes};
+}
+
+// Y[m x n] = X[m x k] W[k x n]; backward: dX = dY W^T (m, k, n), then dW = X^T dY (k, n, m).
+OpPair linear(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return {gemm(name, OpKind::kGemm, m, n, k),
+          {gemm(name + "_dgrad", OpKind::kGemm, m, k, n), gemm(name + "_wgrad", OpKind::kGemm, k, n, m)}};
+}
+
+OpPair elementwise(const std::string& name, OpKind kind, double forward_bytes, double backward_bytes) {
+  return {memory_op(name, kind, forward_bytes), {memory_op(name + "_bwd", kind, backward_bytes)}};
+}
+
+// A batched attention product: counted FLOPs follow the attended length of the convention.
+LayerOp attention_gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                       double counted) {
+  LayerOp op = gemm(std::move(name), OpKind::kAttention, m, n, k, batch);
+  op.flops = counted;
+  return op;
+}
+
+// Megatron's unfused core attention: S = Q K^T, softmax, dropout, O = P V, the whole masked s x s
+// matrix computed and kept in HBM whatever the window.
+void unfused_core(const Dims& x, std::vector<OpPair>& out) {
+  const std::int64_t batch = x.b * x.a / x.t;
+  const double counted = 2.0 * dbl(batch) * dbl(x.s) * x.attended * dbl(x.d);  // one product
+  const double elements = dbl(batch) * dbl(x.s) * dbl(x.s);                    // score matrix entries
+  auto core = [&](OpPair pair) {
+    pair.attention_core = true;
+    out.push_back(std::move(pair));
+  };
+  core({attention_gemm("attention_scores", x.s, x.s, x.d, batch, counted),
+        {attention_gemm("attention_scores_dquery", x.s, x.d, x.s, batch, counted),
+         attention_gemm("attention_scores_dkey", x.s, x.d, x.s, batch, counted)}});
+  core(elementwise("softmax", OpKind::kElementwise, 4.0 * elements, 6.0 * elements));
+  core(elementwise("attention_dropout", OpKind::kElementwise, 5.0 * elements, 5.0 * elements));
+  core({attention_gemm("attention_context", x.s, x.d, x.s, batch, counted),
+        {attention_gemm("attention_context_dprobs", x.s, x.s, x.d, batch, counted),
+         attention_gemm("attention_context_dvalues", x.s, x.d, x.s, batch, counted)}});
+}
+
+// FlashAttention-2: one kernel, no score matrix in HBM; it stores the log-sum-exp (fp32) per row.
+void flash_core(const Dims& x, std::vector<OpPair>& out) {
+  const std::int64_t batch = x.b * x.a / x.t;
+  const auto len = static_cast<std::int64_t>(std::llround(x.attended));
+  const double counted = 4.0 * dbl(batch) * dbl(x.s) * x.attended * dbl(x.d);
+  const double q = dbl(x.tokens * x.h / x.t);         // Q or O or dO elements
+  const double kv = dbl(x.tokens * x.g * x.d / x.t);  // K or V elements
+  const double lse = 4.0 * dbl(batch) * dbl(x.s);
+  LayerOp forward{"flash_attention", OpKind::kAttention, GemmShape{x.s, len, x.d, batch},
+                  counted,           counted / 2.0,      2.0 * (2.0 * q + 2.0 * kv) + lse};
+  LayerOp backward{"flash_attention_bwd", OpKind::kAttention,  GemmShape{x.s, len, x.d, batch},
+                   2.0 * counted,         2.5 * counted / 2.0, 2.0 * (4.0 * q + 4.0 * kv) + lse};
+  out.push_back({std::move(forward), {std::move(backward)}, true});
+}
+
+void core_attention(const Dims& x, std::vector<OpPair>& out) {
+  if (x.flash) {
+    flash_core(x, out);
+  } else {
+    unfused_core(x, out);
+  }
+}
+
+// Forward bytes of a norm: read and write bf16; backward reads x and dy, writes dx.
+OpPair norm(const std::string& name, const Dims& x) {
+  const double e = dbl(x.region_tokens * x.h);
+  return elementwise(name, OpKind::kNorm, 4.0 * e, 6.0 * e);
+}
+
+// Fused bias + dropout + residual add: reads branch and residual, writes the sum and a 1-byte mask;
+// backward reads dy and the mask and writes the branch gradient (the residual's is dy itself).
+OpPair residual(const std::string& name, const Dims& x) {
+  const double e = dbl(x.region_tokens * x.h);
+  return elementwise(name, OpKind::kElementwise, 7.0 * e, 5.0 * e);
+}
+
+// GeLU reads and writes f columns; SwiGLU reads 2f (gate, up) and writes f.
+OpPair activation(const Dims& x) {
+  const double e = dbl(x.tokens * x.f / x.t);
+  const bool glu = x.f1 != x.f;
+  return elementwise(glu ? "swiglu" : "gelu", OpKind::kElementwise, glu ? 6.0 * e : 4.0 * e, glu ? 10.0 * e : 6.0 * e);
+}
+
+std::vector<OpPair> layer_pairs(const Dims& x) {
+  std::vector<OpPair> ops;
+  const std::int64_t qkv = (x.h + 2 * x.g * x.d) / x.t;
+  ops.push_back(norm("input_layernorm", x));
+  if (x.parallel_block) {  // PaLM/GPT-J: x + Attn(LN(x)) + MLP(LN(x)) with fused input and output GEMMs
+    ops.push_back(linear("qkv_fc1", x.tokens, qkv + x.f1 / x.t, x.h));
+    core_attention(x, ops);
+    ops.push_back(activation(x));
+    ops.push_back(linear("proj_fc2", x.tokens, x.h, (x.h + x.f) / x.t));
+    ops.push_back(residual("residual", x));
+    return ops;
+  }
+  ops.push_back(linear("qkv", x.tokens, qkv, x.h));
+  core_attention(x, ops);
+  ops.push_back(linear("proj", x.tokens, x.h, x.h / x.t));
+  ops.push_back(residual("attention_residual", x));
+  ops.push_back(norm("post_attention_layernorm", x));
+  ops.push_back(linear("fc1", x.tokens, x.f1 / x.t, x.h));
+  ops.push_back(activation(x));
+  ops.push_back(linear("fc2", x.tokens, x.h, x.f / x.t));
+  ops.push_back(residual("mlp_residual", x));
+  return ops;
+}
+
+std::vector<LayerOp> select(std::vector<OpPair> pairs, Pass pass, bool core_only = false) {
+  std::vector<LayerOp> out;
+  if (pass == Pass::kBackward) {
+    for (auto it = pairs.rbegin(); it != pairs.rend(); ++it) {
+      for (LayerOp& op : it->backward) out.push_back(std::move(op));
+    }
+    return out;
+  }
+  for (OpPair& pair : pairs) {
+    if (!core_only || pair.attention_core) out.push_back(std::move(pair.forward));
+  }
+  return out;
+}
+
+}  // namespace
+
+double attended_length(const ModelSpec& model, const ParallelPlan& plan) {
+  const double s = dbl(model.seq_length);
+  if (plan.sliding_window_size == 0) return s;
+  const double uncovered = 1.0 - dbl(plan.sliding_window_size) / s;
+  return s * (1.0 - uncovered * uncovered);
+}
+
+std::vector<LayerOp> layer_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass) {
+  const Dims x = dims_of(model, plan);
+  if (pass != Pass::kRecompute) return select(layer_pairs(x), pass);
+  switch (plan.plan.recompute_granularity) {
+    case RecomputeGranularity::kFull:
+      return select(layer_pairs(x), Pass::kForward);
+    case RecomputeGranularity::kSelective:
+      if (x.flash) return {};
+      return select(layer_pairs(x), Pass::kForward, true);
+    case RecomputeGranularity::kNone:
+      break;
+  }
+  return {};
+}
+
+std::vector<LayerOp> embedding_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass) {
+  if (pass == Pass::kRecompute) return {};
+  const Dims x = dims_of(model, plan);
+  const double full = dbl(x.tokens * x.h);
+  const double region = dbl(x.region_tokens * x.h);
+  // Lookup: on average tokens/tp rows fall in this rank's vocabulary slice; every rank writes a
+  // full (partly zero) output for the TP reduction. Backward scatter-adds those rows into the fp32
+  // main gradient (read and write 4 bytes each).
+  std::vector<OpPair> pairs;
+  pairs.push_back(elementwise("embedding", OpKind::kElementwise, 2.0 * full / dbl(x.t) + 2.0 * full,
+                              2.0 * full + 8.0 * full / dbl(x.t)));
+  // Position add (learned absolute only) and dropout: read 2 (+2), write 2, mask 1 byte.
+  pairs.push_back(elementwise("embedding_dropout", OpKind::kElementwise, (x.rope ? 5.0 : 7.0) * region, 5.0 * region));
+  return select(std::move(pairs), pass);
+}
+
+std::vector<LayerOp> output_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass) {
+  if (pass == Pass::kRecompute) return {};
+  const Dims x = dims_of(model, plan);
+  const double logits = dbl(x.tokens * x.vocab / x.t);
+  std::vector<OpPair> pairs;
+  pairs.push_back(norm("final_layernorm", x));
+  pairs.push_back(linear("logits", x.tokens, x.vocab / x.t, x.h));
+  // Vocab-parallel cross-entropy in fp32: reads bf16 logits, keeps fp32 softmax; backward reads it
+  // and writes the bf16 logit gradient.
+  pairs.push_back(elementwise("cross_entropy", OpKind::kElementwise, 6.0 * logits, 6.0 * logits));
+  return select(std::move(pairs), pass);
+}
+
+double sum_flops(std::span<const LayerOp> ops) {
+  double total = 0;
+  for (const LayerOp& op : ops) total += op.flops;
+  return total;
+}
+
+double sum_executed_flops(std::span<const LayerOp> ops) {
+  double total = 0;
+  for (const LayerOp& op : ops) total += op.executed_flops;
+  return total;
+}
+
+double sum_bytes(std::span<const LayerOp> ops) {
+  double total = 0;
+  for (const LayerOp& op : ops) total += op.bytes;
+  return total;
+}
+
+}  // namespace megasim::models

@@ -1,0 +1,66 @@
+// The compute ops of one micro-batch on one tensor-parallel rank, in execution order: what the
+// cost model times and what the FLOP accounting sums. Collectives (TP all-reduce, or all-gather and
+// reduce-scatter with sequence parallelism) are not ops here; the workload builder places them.
+//
+// Counting rules (the convention of models/flops.h):
+//  - a GEMM C[m x n] = A[m x k] * B[k x n] repeated `batch` times does 2*m*n*k*batch FLOPs and moves
+//    2*batch*(m*k + k*n + m*n) bytes (bf16 operands, each read or written once);
+//  - attention counts every query against L keys, L = s (Korthikanti et al. 2022 count the full
+//    s x s score matrix, not the causal half). With a sliding window w, L is the causal band's
+//    share of that count: the band {j <= i, i - j < w} covers 1 - (1 - w/s)^2 of the causal
+//    triangle (continuous approximation), so L = s * (1 - (1 - w/s)^2) = 2w - w^2/s (L = s at w = s);
+//  - executed FLOPs equal counted FLOPs except in attention. Megatron's unfused attention computes
+//    the whole masked s x s score matrix, window or not (as compute_cost.h's kUnfused).
+//    FlashAttention-2 skips fully masked blocks, so it does half the counted work (the causal
+//    triangle, or the band), and its backward recomputes the scores: 5 GEMMs against the forward's
+//    2, i.e. 2.5x the forward instead of 2x;
+//  - backward of a GEMM = data gradient + weight gradient = 2x forward; elementwise ops and norms
+//    count no FLOPs (memory-bound: only their bytes matter), dropout masks are 1 byte per element;
+//  - with sequence parallelism the LayerNorms, dropouts and residual adds work on s/t tokens.
+// The lists depend only on (model, plan): build them once per plan, not per rank.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/compute_cost.h"
+#include "models/model_spec.h"
+#include "models/plan.h"
+
+namespace megasim::models {
+
+enum class OpKind : std::uint8_t { kGemm, kAttention, kElementwise, kNorm };
+// kRecompute: forward ops run again in backward (selective: the attention core; full: the layer).
+enum class Pass : std::uint8_t { kForward, kBackward, kRecompute };
+
+// Shapes use compute_cost.h's GemmShape (C[m x n] = A[m x k] * B[k x n], `batch` products; for
+// attention batch = micro-batch x heads / tp, and for FlashAttention the shape of Q * K^T); all
+// zero for elementwise and norm ops.
+struct LayerOp {
+  std::string name;
+  OpKind kind = OpKind::kElementwise;
+  GemmShape shape;
+  double flops = 0;           // counted by the FLOP convention (MFU/HFU)
+  double executed_flops = 0;  // done by the kernel (timing)
+  double bytes = 0;           // HBM bytes read plus written
+};
+
+// One transformer layer. Recompute pass: empty for recompute_granularity none, and for selective
+// with FlashAttention (Megatron does not checkpoint the core attention when FlashAttention is on).
+std::vector<LayerOp> layer_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass);
+// First pipeline stage, before its layers: word (+ position) embedding lookup and dropout.
+std::vector<LayerOp> embedding_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass);
+// Last pipeline stage, after its layers: final LayerNorm, logits GEMM (padded vocab / tp columns)
+// and the vocab-parallel cross-entropy. Empty for the recompute pass.
+std::vector<LayerOp> output_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass);
+
+// Attended keys per query under the convention above (double: windows give fractional values).
+double attended_length(const ModelSpec& model, const ParallelPlan& plan);
+
+double sum_flops(std::span<const LayerOp> ops);
+double sum_executed_flops(std::span<const LayerOp> ops);
+double sum_bytes(std::span<const LayerOp> ops);
+
+}  // namespace megasim::models

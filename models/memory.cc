@@ -1,0 +1,134 @@
+#include "models/memory.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/error.h"
+
+namespace megasim::models {
+namespace {
+
+constexpr std::int64_t kParamBytes = 2;       // bf16
+constexpr std::int64_t kGradBytes = 4;        // fp32 main gradient
+constexpr std::int64_t kOptimizerBytes = 12;  // fp32 master weight, Adam m and v
+
+struct LayerParts {
+  std::int64_t replicated = 0;  // R of memory.h, before the SP division
+  std::int64_t sharded = 0;     // S, before the TP division
+  std::int64_t core = 0;        // C, before the TP division
+};
+
+LayerParts layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
+  const ParallelPlan& p = plan.plan;
+  const std::int64_t sbh = model.seq_length * p.micro_batch_size * model.hidden_size;
+  const std::int64_t sb = model.seq_length * p.micro_batch_size;
+  const std::int64_t f = ffn_hidden(model);
+  LayerParts parts;
+  parts.replicated = (p.parallel_transformer_block ? 5 : 10) * sbh;
+  const std::int64_t mlp = (model.activation == Activation::kSwiglu ? 6 : 4) * sb * f;
+  parts.sharded = 2 * sbh + 4 * sb * query_groups(model) * kv_channels(model) + 2 * sbh + mlp;
+  if (!p.use_flash_attention) parts.core = 5 * model.num_attention_heads * sb * model.seq_length;
+  return parts;
+}
+
+// Activations of one layer and micro-batch without recompute (the transient layer of full recompute).
+std::int64_t full_layer_bytes(const LayerParts& parts, const ResolvedPlan& plan) {
+  const std::int64_t replicated = plan.plan.sequence_parallel ? parts.replicated / plan.tp : parts.replicated;
+  return replicated + (parts.sharded + parts.core) / plan.tp;
+}
+
+// Tensors of shape s x b x h, divided over TP ranks when sequence parallelism shards them.
+std::int64_t region_bytes(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t bytes_per_element) {
+  const std::int64_t sbh = model.seq_length * plan.plan.micro_batch_size * model.hidden_size;
+  return bytes_per_element * (plan.plan.sequence_parallel ? sbh / plan.tp : sbh);
+}
+
+std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
+  const std::int64_t chunks = in_flight_chunks(plan, stage);
+  std::int64_t bytes = chunks * plan.layers_per_model_chunk * layer_activation_bytes(model, plan);
+  if (plan.plan.recompute_granularity == RecomputeGranularity::kFull) {
+    bytes += full_layer_bytes(layer_parts(model, plan), plan);
+  }
+  if (stage == 0) bytes += in_flight_chunks_of(plan, 0, 0) * region_bytes(model, plan, 1);
+  if (stage == plan.pp - 1) {
+    const std::int64_t logits = 4 * model.seq_length * plan.plan.micro_batch_size * plan.padded_vocab_size / plan.tp;
+    bytes += in_flight_chunks_of(plan, stage, plan.virtual_stages - 1) * (region_bytes(model, plan, 4) + logits);
+  }
+  return bytes;
+}
+
+MemoryBreakdown model_state(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
+  const std::int64_t params = stage_parameter_count(model, plan.tp, plan.pp, stage);
+  const bool distributed = plan.plan.use_distributed_optimizer;
+  MemoryBreakdown out;
+  out.parameters_bytes = kParamBytes * params;
+  out.gradients_bytes = kGradBytes * params;
+  // The distributed optimizer gives each DP rank a contiguous 1/dp of the (padded) buffer.
+  out.optimizer_bytes = kOptimizerBytes * (distributed ? (params + plan.dp - 1) / plan.dp : params);
+  return out;
+}
+
+}  // namespace
+
+std::int64_t MemoryEstimate::peak_stage() const {
+  const auto it = std::max_element(
+      stages.begin(), stages.end(),
+      [](const MemoryBreakdown& a, const MemoryBreakdown& b) { return a.total_bytes() < b.total_bytes(); });
+  return static_cast<std::int64_t>(it - stages.begin());
+}
+
+std::int64_t layer_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan) {
+  const LayerParts parts = layer_parts(model, plan);
+  switch (plan.plan.recompute_granularity) {
+    case RecomputeGranularity::kFull:
+      return region_bytes(model, plan, 2);
+    case RecomputeGranularity::kSelective:
+      return full_layer_bytes(LayerParts{parts.replicated, parts.sharded, 0}, plan);
+    case RecomputeGranularity::kNone:
+      break;
+  }
+  return full_layer_bytes(parts, plan);
+}
+
+std::int64_t in_flight_chunks(const ResolvedPlan& plan, std::int64_t stage) {
+  const std::int64_t m = plan.num_microbatches;
+  if (!plan.interleaved()) return std::min(plan.pp - stage, m);
+  const std::int64_t total = m * plan.virtual_stages;
+  if (m == plan.pp) return total;  // Megatron runs every forward first in this case
+  const std::int64_t warmup = 2 * (plan.pp - stage - 1) + (plan.virtual_stages - 1) * plan.pp;
+  return std::min(warmup + 1, total);
+}
+
+std::int64_t in_flight_chunks_of(const ResolvedPlan& plan, std::int64_t stage, std::int64_t chunk) {
+  // Forward k runs chunk (k mod pp*v) / pp (Megatron's get_model_chunk_id).
+  const std::int64_t n = in_flight_chunks(plan, stage);
+  const std::int64_t group = plan.pp * plan.virtual_stages;
+  const std::int64_t rest = n % group;
+  return n / group * plan.pp + std::clamp<std::int64_t>(rest - chunk * plan.pp, 0, plan.pp);
+}
+
+MemoryEstimate estimate_memory(const ModelSpec& model, const ResolvedPlan& plan) {
+  MemoryEstimate out;
+  for (std::int64_t stage = 0; stage < plan.pp; ++stage) {
+    MemoryBreakdown b = model_state(model, plan, stage);
+    b.activations_bytes = stage_activation_bytes(model, plan, stage);
+    out.stages.push_back(b);
+  }
+  return out;
+}
+
+void require_fits(const MemoryEstimate& estimate, const GpuSpec& gpu) {
+  const MemoryBreakdown& peak = estimate.peak();
+  const double capacity = gpu.hbm_gbytes * 1e9;
+  if (static_cast<double>(peak.total_bytes()) <= capacity) return;
+  const auto gb = [](std::int64_t bytes) { return static_cast<double>(bytes) / 1e9; };
+  throw sim::ConfigError(
+      "plan", fmt::format("{:.1f} GB per GPU on pipeline stage {}", gb(peak.total_bytes()), estimate.peak_stage()),
+      fmt::format("a plan whose peak memory per GPU fits in HBM: {} has {:.0f} GB (that stage needs parameters "
+                  "{:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f} GB)",
+                  gpu.name, gpu.hbm_gbytes, gb(peak.parameters_bytes), gb(peak.gradients_bytes),
+                  gb(peak.optimizer_bytes), gb(peak.activations_bytes)));
+}
+
+}  // namespace megasim::models

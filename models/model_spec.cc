@@ -1,0 +1,134 @@
+#include "models/model_spec.h"
+
+#include <string>
+
+#include "sim/error.h"
+
+namespace megasim::models {
+namespace {
+
+void require_positive(std::int64_t value, const char* field) {
+  if (value < 1) throw sim::ConfigError(std::string("model.") + field, std::to_string(value), "an integer >= 1");
+}
+
+// Weights and biases that one TP rank holds a 1/tp slice of (column- and row-parallel linears).
+std::int64_t sharded_layer_parameters(const ModelSpec& model) {
+  const std::int64_t h = model.hidden_size;
+  const std::int64_t qkv_width = h + 2 * query_groups(model) * kv_channels(model);
+  const std::int64_t qkv = h * qkv_width + qkv_width;                // column-parallel weight and bias
+  const std::int64_t proj = h * h;                                   // row-parallel weight
+  const std::int64_t fc1 = h * fc1_width(model) + fc1_width(model);  // column-parallel
+  const std::int64_t fc2 = ffn_hidden(model) * h;                    // row-parallel weight
+  return qkv + proj + fc1 + fc2;
+}
+
+// Replicated on every TP rank: two LayerNorms (weight and bias) and the two row-parallel biases.
+std::int64_t replicated_layer_parameters(const ModelSpec& model) {
+  return 4 * model.hidden_size + 2 * model.hidden_size;
+}
+
+std::int64_t position_parameters(const ModelSpec& model) {
+  return model.position_embedding_type == PositionEmbedding::kLearnedAbsolute ? model.seq_length * model.hidden_size
+                                                                              : 0;
+}
+
+}  // namespace
+
+void validate(const ModelSpec& model) {
+  require_positive(model.num_layers, "num_layers");
+  require_positive(model.hidden_size, "hidden_size");
+  require_positive(model.num_attention_heads, "num_attention_heads");
+  require_positive(model.seq_length, "seq_length");
+  require_positive(model.vocab_size, "vocab_size");
+  require_positive(model.make_vocab_size_divisible_by, "make_vocab_size_divisible_by");
+  if (model.hidden_size % model.num_attention_heads != 0) {
+    throw sim::ConfigError("model.num_attention_heads", std::to_string(model.num_attention_heads),
+                           "a divisor of hidden_size " + std::to_string(model.hidden_size));
+  }
+  if (model.num_query_groups < 0 || model.num_query_groups > model.num_attention_heads ||
+      (model.num_query_groups > 0 && model.num_attention_heads % model.num_query_groups != 0)) {
+    throw sim::ConfigError(
+        "model.num_query_groups", std::to_string(model.num_query_groups),
+        "0 (multi-head attention) or a divisor of num_attention_heads " + std::to_string(model.num_attention_heads));
+  }
+  if (model.ffn_hidden_size < 0) {
+    throw sim::ConfigError("model.ffn_hidden_size", std::to_string(model.ffn_hidden_size),
+                           "0 (Megatron's default) or an integer >= 1");
+  }
+  if (ffn_hidden(model) < 1) {
+    throw sim::ConfigError(
+        "model.ffn_hidden_size", std::to_string(model.ffn_hidden_size),
+        "an explicit size >= 1: the SwiGLU default int(4*hidden*2/3/64)*64 is 0 for this hidden size");
+  }
+}
+
+std::int64_t query_groups(const ModelSpec& model) {
+  return model.num_query_groups == 0 ? model.num_attention_heads : model.num_query_groups;
+}
+
+std::int64_t ffn_hidden(const ModelSpec& model) {
+  if (model.ffn_hidden_size != 0) return model.ffn_hidden_size;
+  if (model.activation == Activation::kSwiglu) return (4 * model.hidden_size * 2 / 3) / 64 * 64;
+  return 4 * model.hidden_size;
+}
+
+std::int64_t kv_channels(const ModelSpec& model) {
+  return model.hidden_size / model.num_attention_heads;
+}
+
+std::int64_t fc1_width(const ModelSpec& model) {
+  return model.activation == Activation::kSwiglu ? 2 * ffn_hidden(model) : ffn_hidden(model);
+}
+
+std::int64_t padded_vocab_size(const ModelSpec& model, std::int64_t tp) {
+  const std::int64_t multiple = model.make_vocab_size_divisible_by * tp;
+  return (model.vocab_size + multiple - 1) / multiple * multiple;
+}
+
+std::int64_t layer_parameter_count(const ModelSpec& model) {
+  return sharded_layer_parameters(model) + replicated_layer_parameters(model);
+}
+
+std::int64_t layer_parameter_count_per_tp_rank(const ModelSpec& model, std::int64_t tp) {
+  return sharded_layer_parameters(model) / tp + replicated_layer_parameters(model);
+}
+
+std::int64_t parameter_count(const ModelSpec& model, std::int64_t tp) {
+  const std::int64_t word = padded_vocab_size(model, tp) * model.hidden_size;
+  const std::int64_t output = model.untie_embeddings_and_output_weights ? word : 0;
+  const std::int64_t final_norm = 2 * model.hidden_size;
+  return word + position_parameters(model) + model.num_layers * layer_parameter_count(model) + final_norm + output;
+}
+
+std::int64_t stage_parameter_count(const ModelSpec& model, std::int64_t tp, std::int64_t pp, std::int64_t stage) {
+  const std::int64_t word_shard = padded_vocab_size(model, tp) / tp * model.hidden_size;
+  std::int64_t count = model.num_layers / pp * layer_parameter_count_per_tp_rank(model, tp);
+  if (stage == 0) count += word_shard + position_parameters(model);
+  if (stage == pp - 1) {
+    count += 2 * model.hidden_size;  // final LayerNorm
+    if (model.untie_embeddings_and_output_weights || pp > 1) count += word_shard;
+  }
+  return count;
+}
+
+Activation parse_activation(std::string_view text, std::string_view key) {
+  if (text == "gelu") return Activation::kGelu;
+  if (text == "swiglu") return Activation::kSwiglu;
+  throw sim::ConfigError(std::string(key), std::string(text), "gelu or swiglu");
+}
+
+std::string_view to_string(Activation activation) {
+  return activation == Activation::kSwiglu ? "swiglu" : "gelu";
+}
+
+PositionEmbedding parse_position_embedding(std::string_view text, std::string_view key) {
+  if (text == "learned_absolute") return PositionEmbedding::kLearnedAbsolute;
+  if (text == "rope") return PositionEmbedding::kRope;
+  throw sim::ConfigError(std::string(key), std::string(text), "learned_absolute or rope");
+}
+
+std::string_view to_string(PositionEmbedding type) {
+  return type == PositionEmbedding::kRope ? "rope" : "learned_absolute";
+}
+
+}  // namespace megasim::models

@@ -1,0 +1,70 @@
+// GPT-style dense decoder, with Megatron-LM's argument names (snake_case). The layer is Megatron's
+// default GPT layer: LayerNorm (weight and bias), linear layers with biases, learned absolute or
+// rotary position embeddings, dropout on attention probabilities and on both residual branches.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace megasim::models {
+
+enum class Activation : std::uint8_t { kGelu, kSwiglu };
+enum class PositionEmbedding : std::uint8_t { kLearnedAbsolute, kRope };
+
+struct ModelSpec {
+  std::int64_t num_layers = 0;
+  std::int64_t hidden_size = 0;
+  std::int64_t num_attention_heads = 0;
+  // 0: one key/value head per query head (multi-head attention); else grouped-query attention.
+  std::int64_t num_query_groups = 0;
+  // 0: Megatron's default, 4*hidden for GeLU and int(4*hidden*2/3 / 64)*64 for SwiGLU
+  // (Megatron-LM arguments.py keeps the SwiGLU parameter count near the GeLU one).
+  std::int64_t ffn_hidden_size = 0;
+  Activation activation = Activation::kGelu;
+  PositionEmbedding position_embedding_type = PositionEmbedding::kLearnedAbsolute;
+  std::int64_t seq_length = 0;  // tokens per sample; also the learned position table's size
+  std::int64_t vocab_size = 0;  // before padding
+  std::int64_t make_vocab_size_divisible_by = 128;
+  bool untie_embeddings_and_output_weights = false;
+};
+
+// Throws sim::ConfigError with key "model.<field>" for the first invalid field: sizes must be
+// positive, hidden divisible by heads, heads divisible by query groups, groups <= heads.
+void validate(const ModelSpec& model);
+
+// Effective sizes (the 0 defaults resolved).
+std::int64_t query_groups(const ModelSpec& model);
+std::int64_t ffn_hidden(const ModelSpec& model);
+std::int64_t kv_channels(const ModelSpec& model);  // hidden / heads
+// Output width of the first MLP GEMM: ffn for GeLU, 2*ffn for SwiGLU (gate and up together).
+std::int64_t fc1_width(const ModelSpec& model);
+
+// Megatron's _vocab_size_with_padding: rounds vocab_size up to a multiple of
+// make_vocab_size_divisible_by * tp so the vocabulary splits evenly over the TP ranks.
+std::int64_t padded_vocab_size(const ModelSpec& model, std::int64_t tp);
+
+// Parameters of one transformer layer (all TP ranks together): 12h^2 + 13h for the standard layer.
+std::int64_t layer_parameter_count(const ModelSpec& model);
+// Parameters of one layer held by one TP rank: the column/row-parallel weights and column biases
+// are split over tp; LayerNorm weights/biases and the row-parallel biases are replicated.
+std::int64_t layer_parameter_count_per_tp_rank(const ModelSpec& model, std::int64_t tp);
+
+// Whole model, counting the word embeddings once when tied: word embeddings (padded vocab),
+// learned position table, layers, final LayerNorm, and an output matrix only when untied.
+std::int64_t parameter_count(const ModelSpec& model, std::int64_t tp);
+
+// Parameters held by one GPU of pipeline stage `stage` (0-based) out of pp stages, TP-sharded.
+// Layers split evenly (num_layers % pp == 0 is required by the plan). The first stage holds the
+// embeddings, the last the final LayerNorm and the output matrix; when tied and pp > 1 the last
+// stage holds Megatron's copy of the word embeddings for the logits (memory, not a new parameter).
+std::int64_t stage_parameter_count(const ModelSpec& model, std::int64_t tp, std::int64_t pp, std::int64_t stage);
+
+// Parsing of the text forms used in scenario files ("gelu", "swiglu"; "learned_absolute",
+// "rope"); throws sim::ConfigError(key, text, valid forms).
+Activation parse_activation(std::string_view text, std::string_view key = "model.activation");
+std::string_view to_string(Activation activation);
+PositionEmbedding parse_position_embedding(std::string_view text,
+                                           std::string_view key = "model.position_embedding_type");
+std::string_view to_string(PositionEmbedding type);
+
+}  // namespace megasim::models

@@ -1,0 +1,152 @@
+#include "models/plan.h"
+
+#include <string>
+
+#include "sim/error.h"
+
+namespace megasim::models {
+namespace {
+
+using sim::ConfigError;
+
+std::string str(std::int64_t value) {
+  return std::to_string(value);
+}
+
+void require_at_least_one(std::int64_t value, const char* key) {
+  if (value < 1) throw ConfigError(key, str(value), "an integer >= 1");
+}
+
+void check_sizes(const ParallelPlan& plan, std::int64_t world_size, std::int64_t gpus_per_server) {
+  require_at_least_one(world_size, "cluster.gpus");
+  require_at_least_one(gpus_per_server, "cluster.gpus_per_server");
+  require_at_least_one(plan.tensor_model_parallel_size, "plan.tensor_model_parallel_size");
+  require_at_least_one(plan.pipeline_model_parallel_size, "plan.pipeline_model_parallel_size");
+  require_at_least_one(plan.micro_batch_size, "plan.micro_batch_size");
+  require_at_least_one(plan.global_batch_size, "plan.global_batch_size");
+  if (plan.num_layers_per_virtual_pipeline_stage < 0) {
+    throw ConfigError("plan.num_layers_per_virtual_pipeline_stage", str(plan.num_layers_per_virtual_pipeline_stage),
+                      "0 (no interleaving) or an integer >= 1");
+  }
+}
+
+// TP splits heads, query groups and the MLP width, and stays inside one server (NVLink domain).
+void check_tensor(const ModelSpec& model, std::int64_t tp, std::int64_t gpus_per_server) {
+  const char* key = "plan.tensor_model_parallel_size";
+  const auto require_divides = [&](std::int64_t n, const std::string& what) {
+    if (n % tp != 0) throw ConfigError(key, str(tp), "a divisor of " + what + " " + str(n));
+  };
+  require_divides(model.num_attention_heads, "num_attention_heads");
+  require_divides(query_groups(model), "the number of query groups");
+  require_divides(ffn_hidden(model), "ffn_hidden_size");
+  require_divides(gpus_per_server, "the GPUs per server");
+}
+
+void check_pipeline(const ModelSpec& model, const ParallelPlan& plan, ResolvedPlan& out) {
+  if (model.num_layers % out.pp != 0) {
+    throw ConfigError("plan.pipeline_model_parallel_size", str(out.pp),
+                      "a divisor of num_layers " + str(model.num_layers));
+  }
+  out.layers_per_stage = model.num_layers / out.pp;
+  out.layers_per_model_chunk = out.layers_per_stage;
+  const std::int64_t per_chunk = plan.num_layers_per_virtual_pipeline_stage;
+  if (per_chunk == 0) return;
+  const char* key = "plan.num_layers_per_virtual_pipeline_stage";
+  if (out.pp < 2) throw ConfigError(key, str(per_chunk), "0: interleaving needs pipeline_model_parallel_size >= 2");
+  if (out.layers_per_stage % per_chunk != 0) {
+    throw ConfigError(key, str(per_chunk), "0 or a divisor of num_layers / pp = " + str(out.layers_per_stage));
+  }
+  out.virtual_stages = out.layers_per_stage / per_chunk;
+  out.layers_per_model_chunk = per_chunk;
+  if (out.virtual_stages == 1) {
+    out.warnings.push_back("one model chunk per pipeline rank: using the non-interleaved 1F1B schedule");
+  }
+}
+
+void check_batch(const ParallelPlan& plan, ResolvedPlan& out) {
+  const std::int64_t per_step = plan.micro_batch_size * out.dp;
+  if (plan.global_batch_size % per_step != 0) {
+    throw ConfigError("plan.global_batch_size", str(plan.global_batch_size),
+                      "a multiple of micro_batch_size x data-parallel size = " + str(per_step));
+  }
+  out.num_microbatches = plan.global_batch_size / per_step;
+  if (out.interleaved() && out.num_microbatches % out.pp != 0) {
+    throw ConfigError("plan.global_batch_size", str(plan.global_batch_size),
+                      "a batch giving a number of micro-batches (now " + str(out.num_microbatches) +
+                          ") divisible by pipeline_model_parallel_size " + str(out.pp) +
+                          ", as the interleaved schedule requires");
+  }
+}
+
+// Switches that depend on others. Megatron turns sequence parallelism off at tp == 1 with a warning;
+// tp_comm_overlap then has nothing to overlap, so it is turned off too rather than rejected.
+void resolve_switches(const ModelSpec& model, ResolvedPlan& out) {
+  ParallelPlan& p = out.plan;
+  if (out.tp == 1 && (p.sequence_parallel || p.tp_comm_overlap)) {
+    out.warnings.push_back("tensor_model_parallel_size is 1: sequence_parallel and tp_comm_overlap disabled");
+    p.sequence_parallel = false;
+    p.tp_comm_overlap = false;
+  }
+  if (p.sequence_parallel && model.seq_length % out.tp != 0) {
+    throw ConfigError("plan.sequence_parallel", "true",
+                      "false, or a seq_length (" + str(model.seq_length) + ") divisible by tp " + str(out.tp));
+  }
+  if (p.tp_comm_overlap && !p.sequence_parallel) {
+    throw ConfigError("plan.tp_comm_overlap", "true", "false unless sequence_parallel is true");
+  }
+  if (p.overlap_param_gather && !p.use_distributed_optimizer) {
+    throw ConfigError("plan.overlap_param_gather", "true", "false unless use_distributed_optimizer is true");
+  }
+  if (p.overlap_param_gather && !p.overlap_grad_reduce) {
+    throw ConfigError("plan.overlap_param_gather", "true", "false unless overlap_grad_reduce is true");
+  }
+  if (p.overlap_p2p_comm && !out.interleaved()) {
+    out.warnings.push_back("overlap_p2p_comm needs the interleaved schedule: disabled");
+    p.overlap_p2p_comm = false;
+  }
+  if (p.sliding_window_size < 0 || p.sliding_window_size > model.seq_length) {
+    throw ConfigError("plan.sliding_window_size", str(p.sliding_window_size),
+                      "0 (full causal attention) or a window between 1 and seq_length " + str(model.seq_length));
+  }
+}
+
+}  // namespace
+
+ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std::int64_t world_size,
+                          std::int64_t gpus_per_server) {
+  validate(model);
+  check_sizes(plan, world_size, gpus_per_server);
+  ResolvedPlan out;
+  out.plan = plan;
+  out.world_size = world_size;
+  out.tp = plan.tensor_model_parallel_size;
+  out.pp = plan.pipeline_model_parallel_size;
+  check_tensor(model, out.tp, gpus_per_server);
+  out.dp = make_layout(world_size, out.tp, out.pp).data;
+  check_pipeline(model, plan, out);
+  check_batch(plan, out);
+  resolve_switches(model, out);
+  out.padded_vocab_size = padded_vocab_size(model, out.tp);
+  return out;
+}
+
+RecomputeGranularity parse_recompute_granularity(std::string_view text, std::string_view key) {
+  if (text == "none") return RecomputeGranularity::kNone;
+  if (text == "selective") return RecomputeGranularity::kSelective;
+  if (text == "full") return RecomputeGranularity::kFull;
+  throw ConfigError(std::string(key), std::string(text), "none, selective or full");
+}
+
+std::string_view to_string(RecomputeGranularity granularity) {
+  switch (granularity) {
+    case RecomputeGranularity::kSelective:
+      return "selective";
+    case RecomputeGranularity::kFull:
+      return "full";
+    case RecomputeGranularity::kNone:
+      break;
+  }
+  return "none";
+}
+
+}  // namespace megasim::models

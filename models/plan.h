@@ -1,0 +1,81 @@
+// The parallel plan with Megatron-LM's argument names and defaults, MegaScale's switches, and its
+// resolution against a model and a GPU count (derived sizes plus validation).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/model_spec.h"
+#include "models/parallel_groups.h"
+
+namespace megasim::models {
+
+// Megatron's --recompute-granularity. kFull means Megatron's "full" with recompute_method uniform
+// and recompute_num_layers 1: every layer recomputes its forward, keeping only its input.
+enum class RecomputeGranularity : std::uint8_t { kNone, kSelective, kFull };
+
+struct ParallelPlan {
+  std::int64_t tensor_model_parallel_size = 1;
+  std::int64_t pipeline_model_parallel_size = 1;
+  std::int64_t num_layers_per_virtual_pipeline_stage = 0;  // 0: no interleaving
+  bool sequence_parallel = false;
+  std::int64_t micro_batch_size = 1;
+  std::int64_t global_batch_size = 1;
+  bool use_distributed_optimizer = false;
+  RecomputeGranularity recompute_granularity = RecomputeGranularity::kNone;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  bool tp_comm_overlap = false;
+  bool overlap_p2p_comm = false;
+  // MegaScale (Jiang et al., NSDI'24, section 3.1) switches.
+  bool parallel_transformer_block = false;  // attention and MLP from the same LayerNorm output
+  std::int64_t sliding_window_size = 0;     // tokens each query attends to; 0: full causal attention
+  bool use_flash_attention = false;         // FlashAttention-2 and fused LayerNorm/GeLU kernels
+  bool async_data_loading = false;          // data preprocessing off the critical path
+};
+
+// A plan checked against a model and a cluster size, with the derived quantities. Flags hold the
+// values in effect: Megatron silently or with a warning turns some off, and so does resolve_plan
+// (each such change is listed in `warnings`).
+struct ResolvedPlan {
+  ParallelPlan plan;                        // the effective plan (switches Megatron would disable are off here)
+  std::int64_t tp = 1, pp = 1, dp = 1;      // tensor, pipeline, data parallel sizes
+  std::int64_t virtual_stages = 1;          // model chunks per pipeline rank (v); 1 = plain 1F1B
+  std::int64_t layers_per_stage = 0;        // layers held by one pipeline rank (num_layers / pp)
+  std::int64_t layers_per_model_chunk = 0;  // layers per virtual stage (layers_per_stage / v)
+  std::int64_t num_microbatches = 0;        // per DP rank per iteration: global / (micro * dp)
+  std::int64_t padded_vocab_size = 0;
+  std::int64_t world_size = 0;
+  std::vector<std::string> warnings;
+
+  [[nodiscard]] bool interleaved() const { return virtual_stages > 1; }
+  [[nodiscard]] ParallelLayout layout() const { return ParallelLayout{tp, pp, dp}; }
+  [[nodiscard]] std::int64_t tokens_per_iteration(std::int64_t seq_length) const {
+    return plan.global_batch_size * seq_length;
+  }
+};
+
+// Validates the model and the plan and derives the rest; throws sim::ConfigError with key
+// "plan.<field>" (or "model.<field>", or "cluster.gpus" for a bad world size). Rules (Megatron-LM
+// arguments.py unless noted):
+//  - all sizes >= 1; tp divides the heads, the query groups, ffn_hidden and gpus_per_server
+//    (TP inside one server, DESIGN.md); tp*pp divides world_size; pp divides num_layers;
+//  - interleaving: pp >= 2, layers_per_virtual_stage divides num_layers / pp, and
+//    num_microbatches % pp == 0 (Megatron's interleaved schedule requires it);
+//  - global_batch_size divisible by micro_batch_size * dp;
+//  - sequence_parallel needs seq_length % tp == 0; at tp == 1 it is switched off with a warning
+//    (as Megatron does), and so is tp_comm_overlap (nothing to overlap; Megatron would assert);
+//  - tp_comm_overlap requires sequence_parallel;
+//  - overlap_param_gather requires use_distributed_optimizer and overlap_grad_reduce;
+//  - overlap_p2p_comm without interleaving is switched off with a warning (as Megatron does);
+//  - 0 <= sliding_window_size <= seq_length.
+ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std::int64_t world_size,
+                          std::int64_t gpus_per_server);
+
+RecomputeGranularity parse_recompute_granularity(std::string_view text,
+                                                 std::string_view key = "plan.recompute_granularity");
+std::string_view to_string(RecomputeGranularity granularity);
+
+}  // namespace megasim::models
