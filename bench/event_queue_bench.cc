@@ -5,6 +5,10 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <functional>
+#include <queue>
+#include <utility>
+#include <vector>
 
 #include "sim/rng.h"
 #include "sim/simulator.h"
@@ -43,6 +47,31 @@ void BM_HoldModel(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kEventsPerIteration);
 }
 BENCHMARK(BM_HoldModel)->Arg(1'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+
+// Reference: the same hold model on a bare std::priority_queue of (time, sequence) keys, with no
+// callbacks, cancellation or clock: a floor for any heap-based event set on this machine. The
+// ratio of BM_HoldModel to this, measured in one run, is the kernel's overhead.
+void BM_HoldModelBarePriorityQueue(benchmark::State& state) {
+  const auto population = static_cast<std::int64_t>(state.range(0));
+  constexpr std::int64_t kEventsPerIteration = 1'000'000;
+  using Key = std::pair<SimTime, std::uint64_t>;
+  for (auto _ : state) {
+    std::priority_queue<Key, std::vector<Key>, std::greater<>> queue;
+    Rng rng(1);
+    std::uint64_t sequence = 0;
+    for (std::int64_t i = 0; i < population; ++i) {
+      queue.emplace(static_cast<SimTime>(rng.uniform_int(1'000'000)), sequence++);
+    }
+    for (std::int64_t remaining = kEventsPerIteration; remaining > 0; --remaining) {
+      const SimTime now = queue.top().first;
+      queue.pop();
+      if (remaining > population) queue.emplace(now + static_cast<SimTime>(rng.uniform_int(1'000'000)), sequence++);
+    }
+    benchmark::DoNotOptimize(sequence);
+  }
+  state.SetItemsProcessed(state.iterations() * kEventsPerIteration);
+}
+BENCHMARK(BM_HoldModelBarePriorityQueue)->Arg(1'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 void BM_BurstThenDrain(benchmark::State& state) {
   const auto n = static_cast<std::int64_t>(state.range(0));

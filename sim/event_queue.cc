@@ -13,105 +13,69 @@ constexpr std::size_t kArity = 4;
 }
 
 void EventQueue::sift_up(std::size_t i) {
-  const Entry moving = heap_[i];
+  Entry* const h = heap_.data();
+  const Entry moving = h[i];
   while (i > 0) {
     const std::size_t parent = (i - 1) / kArity;
-    if (!earlier(moving, heap_[parent])) break;
-    heap_[i] = heap_[parent];
+    if (!earlier(moving, h[parent])) break;
+    h[i] = h[parent];
     i = parent;
   }
-  heap_[i] = moving;
+  h[i] = moving;
 }
 
-// Floyd's bottom-up deletion: walk the hole at `i` down to a leaf along the smallest children (three
-// comparisons per level, none against the moving entry), then sift the moving entry up from there;
-// it came from the bottom of the heap, so it rarely climbs far.
+// Moves the entry at `i` down: at each level a three-comparison tournament finds the smallest of
+// four children, and the walk stops as soon as the moving entry is not later than it.
 void EventQueue::sift_down(std::size_t i) {
+  Entry* const h = heap_.data();
   const std::size_t n = heap_.size();
-  const Entry moving = heap_[i];
+  const Entry moving = h[i];
   while (true) {
     const std::size_t first = i * kArity + 1;
-    if (first >= n) break;
     std::size_t best = first;
-    const std::size_t last = first + kArity < n ? first + kArity : n;
-    for (std::size_t c = first + 1; c < last; ++c) {
-      if (earlier(heap_[c], heap_[best])) best = c;
+    if (first + kArity <= n) {
+      const std::size_t a = earlier(h[first + 1], h[first]) ? first + 1 : first;
+      const std::size_t b = earlier(h[first + 3], h[first + 2]) ? first + 3 : first + 2;
+      best = earlier(h[b], h[a]) ? b : a;
+    } else if (first < n) {
+      for (std::size_t c = first + 1; c < n; ++c) {
+        if (earlier(h[c], h[best])) best = c;
+      }
+    } else {
+      break;
     }
-    heap_[i] = heap_[best];
+    if (!earlier(h[best], moving)) break;
+    h[i] = h[best];
     i = best;
   }
-  heap_[i] = moving;
-  sift_up(i);
+  h[i] = moving;
 }
 
-void EventQueue::remove_top() {
-  heap_.front() = heap_.back();
-  heap_.pop_back();
-  if (!heap_.empty()) sift_down(0);
-}
-
-EventHandle EventQueue::push(SimTime t, EventCallback fn) {
-  std::uint32_t slot = 0;
-  if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(slots_.size());
-    slots_.emplace_back();
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  }
-  MEGASIM_ASSERT(slot <= kSlotMask, "too many events pending at once");
-  MEGASIM_ASSERT(next_sequence_ < (std::uint64_t{1} << (64 - kSlotBits)), "event sequence numbers exhausted");
-  Slot& s = slots_[slot];
-  s.fn = std::move(fn);
-  s.pending = true;
-  s.sequence = next_sequence_++;
-  heap_.push_back(Entry{t, s.sequence << kSlotBits | slot});
-  sift_up(heap_.size() - 1);
-  ++live_;
-  return EventHandle{slot, s.sequence};
-}
-
-bool EventQueue::is_pending(EventHandle h) const {
-  return h.valid() && h.slot < slots_.size() && slots_[h.slot].pending && slots_[h.slot].sequence == h.sequence;
+std::uint32_t EventQueue::grow_slots() {
+  MEGASIM_ASSERT(num_slots_ <= kSlotMask, "too many events pending at once");
+  if ((num_slots_ & kChunkMask) == 0) chunks_.push_back(std::make_unique<Slot[]>(std::size_t{1} << kChunkBits));
+  return num_slots_++;
 }
 
 bool EventQueue::cancel(EventHandle h) {
   if (!is_pending(h)) return false;
-  release(h.slot);
+  Slot& s = slot(h.slot);
+  s.pending = false;  // the heap entry and every handle of this event are now stale
+  s.fn = nullptr;
+  free_slots_.push_back(h.slot);
   --live_;
+  ++stale_in_heap_;
   return true;
 }
 
-void EventQueue::release(std::uint32_t slot) {
-  Slot& s = slots_[slot];
-  s.fn = nullptr;
-  s.pending = false;  // the heap entry and every handle of this event are now stale
-  free_slots_.push_back(slot);
-}
-
-bool EventQueue::is_live(const Entry& e) const {
-  const Slot& s = slots_[e.slot()];
-  return s.pending && s.sequence == e.sequence();
-}
-
-void EventQueue::drop_stale_top() {
-  while (!heap_.empty() && !is_live(heap_.front())) remove_top();
-}
-
 std::optional<EventQueue::Popped> EventQueue::pop() {
-  drop_stale_top();
-  if (heap_.empty()) return std::nullopt;
-  const Entry e = heap_.front();
-  remove_top();
-  Popped out{e.time, std::move(slots_[e.slot()].fn)};
-  release(e.slot());
-  --live_;
+  SimTime time = 0;
+  std::uint32_t index = 0;
+  if (!pop_due(kInfiniteTime, time, index)) return std::nullopt;
+  Popped out{time, std::move(slot(index).fn)};
+  slot(index).fn = nullptr;
+  free_slots_.push_back(index);
   return out;
-}
-
-SimTime EventQueue::next_time() {
-  drop_stale_top();
-  return heap_.empty() ? kInfiniteTime : heap_.front().time;
 }
 
 }  // namespace megasim::sim

@@ -12,13 +12,13 @@ EventHandle Simulator::schedule_at(SimTime t, EventCallback fn) {
 }
 
 bool Simulator::step(SimTime limit) {
-  const SimTime next = queue_.next_time();
-  if (next == kInfiniteTime || next > limit) return false;
-  auto event = queue_.pop();
-  MEGASIM_ASSERT(event->time >= now_, "simulated time went backwards");
-  now_ = event->time;
+  SimTime time = 0;
+  std::uint32_t slot = 0;
+  if (!queue_.pop_due(limit, time, slot)) return false;
+  MEGASIM_ASSERT(time >= now_, "simulated time went backwards");
+  now_ = time;
   ++events_processed_;
-  event->fn();
+  queue_.run_and_release(slot);
   return true;
 }
 
