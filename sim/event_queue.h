@@ -1,11 +1,18 @@
-// The pending-event set of a discrete-event simulation: a 4-ary min-heap ordered by
-// (time, insertion sequence), so events at the same time run in the order they were scheduled
-// (the ns-3 / OMNeT++ / SST convention; never ordering by pointer). Cancellation is by handle and
-// O(1): the callback slot is released at once and its stale heap entry is skipped when it surfaces.
+// The pending-event set of a discrete-event simulation, ordered by (time, insertion sequence): events
+// at the same time run in the order they were scheduled (the ns-3 / OMNeT++ / SST convention; never
+// ordering by pointer). Cancellation is by handle and O(1): the event's slot is released at once and
+// its stale entry is skipped when it is reached.
 //
-// The hot paths are inline: an event costs one heap push, one heap pop and one indirect call.
-// Callbacks live in slots with stable addresses (chunked storage), so a callback runs in place even
-// while it schedules new events.
+// Structure: a calendar queue (R. Brown, "Calendar queues", CACM 31(10), 1988). Time is cut into
+// buckets of 2^width_shift ns; bucket b holds, as a list sorted by (time, sequence), the events whose
+// time falls in b modulo the number of buckets. Removal scans forward from the bucket of the last
+// removed event, so a pop and a push cost O(1) on average when the width matches the spacing of the
+// pending events; the calendar is rebuilt (and the width re-estimated) when the population doubles or
+// shrinks four-fold. An event scheduled at the time of the last one in its bucket, the common case
+// for bursts of simultaneous events, is appended in O(1).
+//
+// Precondition (a DES invariant the Simulator checks): no event is pushed earlier than the last event
+// removed, or than the clock set by the caller.
 #pragma once
 
 #include <cstdint>
@@ -31,20 +38,10 @@ struct EventHandle {
 
 class EventQueue {
  public:
-  // Schedules fn at absolute time t >= 0. The caller (Simulator) checks t against the clock.
-  EventHandle push(SimTime t, EventCallback fn) {
-    const std::uint32_t index = acquire_slot();
-    Slot& s = slot(index);
-    s.fn = std::move(fn);
-    s.pending = true;
-    s.sequence = next_sequence_++;
-    MEGASIM_ASSERT(s.sequence < kMaxSequence, "event sequence numbers exhausted");
-    heap_.push_back(Entry{t, s.sequence << kSlotBits | index});
-    sift_up(heap_.size() - 1);
-    ++live_;
-    return EventHandle{index, s.sequence};
-  }
+  EventQueue();
 
+  // Schedules fn at absolute time t >= 0 (see the precondition above).
+  EventHandle push(SimTime t, EventCallback fn);
   // Returns true when the event was pending and is now cancelled.
   bool cancel(EventHandle h);
   [[nodiscard]] bool is_pending(EventHandle h) const {
@@ -54,19 +51,9 @@ class EventQueue {
   }
 
   // Removes the earliest live event if its time is <= limit: returns its time and slot, with the
-  // slot marked not pending but still holding the callback. The caller runs it in place with
-  // run_and_release(). Returns false when no event is due.
-  bool pop_due(SimTime limit, SimTime& time, std::uint32_t& slot_index) {
-    drop_stale_top();
-    if (heap_.empty() || heap_.front().time > limit) return false;
-    const Entry e = heap_.front();
-    remove_top();
-    time = e.time;
-    slot_index = e.slot();
-    slot(slot_index).pending = false;
-    --live_;
-    return true;
-  }
+  // slot marked not pending but still holding the callback, which the caller runs in place with
+  // run_and_release(). Returns false (and changes nothing) when no event is due.
+  bool pop_due(SimTime limit, SimTime& time, std::uint32_t& slot_index);
   void run_and_release(std::uint32_t slot_index) {
     Slot& s = slot(slot_index);
     s.fn();
@@ -81,77 +68,72 @@ class EventQueue {
   // Removes and returns the earliest live event, or nullopt when none is left.
   std::optional<Popped> pop();
   // Time of the earliest live event, or kInfiniteTime.
-  [[nodiscard]] SimTime next_time() {
-    drop_stale_top();
-    return heap_.empty() ? kInfiniteTime : heap_.front().time;
-  }
+  [[nodiscard]] SimTime next_time();
 
   [[nodiscard]] std::size_t size() const { return live_; }
   [[nodiscard]] bool empty() const { return live_ == 0; }
 
  private:
-  // 16 bytes, so four children share a cache line: the time, then (sequence << kSlotBits | slot).
-  // Ordering by the packed word orders by sequence, since slots only fill the low bits.
-  static constexpr int kSlotBits = 26;  // up to 67M events pending at once
-  static constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
-  static constexpr std::uint64_t kMaxSequence = std::uint64_t{1} << (64 - kSlotBits);
+  static constexpr std::uint32_t kNone = UINT32_MAX;
   static constexpr int kChunkBits = 12;  // slots per storage chunk: 4096
   static constexpr std::uint32_t kChunkMask = (1u << kChunkBits) - 1;
+  static constexpr std::uint32_t kMinBuckets = 64;
 
-  struct Entry {
-    SimTime time;
-    std::uint64_t order;
-    [[nodiscard]] std::uint32_t slot() const { return static_cast<std::uint32_t>(order & kSlotMask); }
-    [[nodiscard]] std::uint64_t sequence() const { return order >> kSlotBits; }
-  };
   struct Slot {
     EventCallback fn;
     std::uint64_t sequence = 0;  // sequence of the event in this slot
     bool pending = false;
   };
-  // One 128-bit comparison (time is never negative), which compiles without branches.
-  __extension__ using Key = unsigned __int128;
-  static Key key(const Entry& e) { return static_cast<Key>(static_cast<std::uint64_t>(e.time)) << 64 | e.order; }
-  static bool earlier(const Entry& a, const Entry& b) { return key(a) < key(b); }
+  // The calendar's view of an event, indexed by slot: 24 bytes, kept apart from the callbacks so
+  // that scanning a bucket touches only these.
+  struct Node {
+    SimTime time = 0;
+    std::uint64_t sequence = 0;
+    std::uint32_t next = kNone;
+  };
+  static bool earlier(const Node& a, const Node& b) {
+    return a.time < b.time || (a.time == b.time && a.sequence < b.sequence);
+  }
+  // Where the earliest event is, as found by a scan that has not yet been committed.
+  struct Position {
+    std::uint32_t bucket;
+    SimTime bucket_top;
+  };
 
   Slot& slot(std::uint32_t i) { return chunks_[i >> kChunkBits][i & kChunkMask]; }
   [[nodiscard]] const Slot& slot(std::uint32_t i) const { return chunks_[i >> kChunkBits][i & kChunkMask]; }
-  std::uint32_t acquire_slot() {
-    if (!free_slots_.empty()) {
-      const std::uint32_t i = free_slots_.back();
-      free_slots_.pop_back();
-      return i;
-    }
-    return grow_slots();
+  std::uint32_t acquire_slot();
+  [[nodiscard]] bool is_live(std::uint32_t index) const {
+    const Slot& s = slot(index);
+    return s.pending && s.sequence == nodes_[index].sequence;
   }
-  std::uint32_t grow_slots();
-  [[nodiscard]] bool is_live(const Entry& e) const {
-    const Slot& s = slot(e.slot());
-    return s.pending && s.sequence == e.sequence();
+  [[nodiscard]] std::uint32_t bucket_of(SimTime t) const {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(t) >> width_shift_) & bucket_mask_;
   }
-  // Cancelled events leave stale heap entries; checking the top against its slot costs a cache
-  // miss, so it is skipped while no cancelled entry remains in the heap.
-  void drop_stale_top() {
-    while (stale_in_heap_ > 0 && !heap_.empty() && !is_live(heap_.front())) {
-      remove_top();
-      --stale_in_heap_;
-    }
+  [[nodiscard]] SimTime bucket_top_of(SimTime t) const {
+    return static_cast<SimTime>(((static_cast<std::uint64_t>(t) >> width_shift_) + 1) << width_shift_);
   }
-  void remove_top() {
-    heap_.front() = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) sift_down(0);
-  }
-  void sift_up(std::size_t i);
-  void sift_down(std::size_t i);
+  void insert(std::uint32_t index);
+  void drop_stale_head(std::uint32_t bucket);
+  std::optional<Position> find_earliest();
+  void rebuild(std::uint32_t buckets);
 
-  std::vector<Entry> heap_;
+  std::vector<std::uint32_t> heads_;
+  std::vector<std::uint32_t> tails_;
+  std::vector<Node> nodes_;  // by slot index
+  std::uint32_t bucket_mask_ = 0;
+  int width_shift_ = 0;
+  std::uint32_t cursor_ = 0;     // bucket of the last removed event
+  SimTime cursor_top_ = 0;       // end of the cursor bucket's current year
+  SimTime last_removed_time_ = 0;
+  std::size_t in_calendar_ = 0;  // entries in the lists, live or stale
+  std::size_t stale_in_calendar_ = 0;
+
   std::vector<std::unique_ptr<Slot[]>> chunks_;
   std::uint32_t num_slots_ = 0;
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t next_sequence_ = 0;
   std::size_t live_ = 0;
-  std::size_t stale_in_heap_ = 0;
 };
 
 }  // namespace megasim::sim

@@ -6,11 +6,6 @@
 
 namespace megasim::sim {
 
-EventHandle Simulator::schedule_at(SimTime t, EventCallback fn) {
-  MEGASIM_ASSERT(t >= now_, "an event was scheduled in the past");
-  return queue_.push(t, std::move(fn));
-}
-
 bool Simulator::step(SimTime limit) {
   SimTime time = 0;
   std::uint32_t slot = 0;

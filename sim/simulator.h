@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
+#include "sim/error.h"
 #include "sim/event_queue.h"
 #include "sim/time.h"
 
@@ -14,7 +16,10 @@ class Simulator {
   [[nodiscard]] SimTime now() const { return now_; }
 
   // Schedules fn at absolute time t >= now(); scheduling in the past is an internal error.
-  EventHandle schedule_at(SimTime t, EventCallback fn);
+  EventHandle schedule_at(SimTime t, EventCallback fn) {
+    MEGASIM_ASSERT(t >= now_, "an event was scheduled in the past");
+    return queue_.push(t, std::move(fn));
+  }
   // Schedules fn after a delay >= 0.
   EventHandle schedule_after(SimTime delay, EventCallback fn) { return schedule_at(now_ + delay, std::move(fn)); }
   bool cancel(EventHandle h) { return queue_.cancel(h); }

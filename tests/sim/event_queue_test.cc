@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace megasim::sim {
@@ -33,14 +35,56 @@ TEST(EventQueue, CancelledEventNeverRunsAndHandleGoesStale) {
   EXPECT_FALSE(q.is_pending(keep));
 }
 
-TEST(EventQueue, ReusedSlotDoesNotResurrectOldHandle) {
+TEST(EventQueue, OldHandlesNeverCancelNewerEvents) {
+  // Slots are recycled; a handle must stay tied to its own event, never to a later one in its slot.
   EventQueue q;
-  const EventHandle first = q.push(1, [] {});
-  ASSERT_TRUE(q.cancel(first));
-  const EventHandle second = q.push(2, [] {});
-  EXPECT_EQ(first.slot, second.slot);  // the slot is reused...
-  EXPECT_FALSE(q.cancel(first));       // ...but the old handle cannot cancel the new event
-  EXPECT_TRUE(q.is_pending(second));
+  std::vector<EventHandle> old;
+  for (int round = 0; round < 200; ++round) {
+    const EventHandle h = q.push(round, [] {});
+    if (round % 3 == 0) {
+      EXPECT_TRUE(q.cancel(h));
+    } else {
+      EXPECT_TRUE(q.pop().has_value());
+    }
+    for (const EventHandle& stale : old) EXPECT_FALSE(q.cancel(stale));
+    old.push_back(h);
+    const EventHandle fresh = q.push(round, [] {});
+    EXPECT_TRUE(q.is_pending(fresh));
+    EXPECT_TRUE(q.cancel(fresh));
+  }
+  EXPECT_TRUE(q.empty());
+}
+
+// Interleaved pushes and pops with widely spread and with identical times, as a simulation makes
+// them, against a reference ordering by (time, sequence).
+TEST(EventQueue, InterleavedPushPopMatchesReferenceOrder) {
+  EventQueue q;
+  std::vector<std::pair<SimTime, int>> expected_order;
+  std::vector<std::pair<SimTime, int>> reference;  // pending (time, id), kept sorted by (time, id)
+  std::uint64_t state = 99;
+  SimTime now = 0;
+  int next_id = 0;
+  std::vector<int> ran;
+  for (int step = 0; step < 20000; ++step) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const bool do_push = reference.empty() || (state >> 60) < 9;
+    if (do_push) {
+      const SimTime delay = (state >> 33) % 7 == 0 ? 0 : static_cast<SimTime>((state >> 20) % (1u << ((state >> 50) % 30)));
+      const int id = next_id++;
+      q.push(now + delay, [&ran, id] { ran.push_back(id); });
+      reference.insert(std::upper_bound(reference.begin(), reference.end(), std::make_pair(now + delay, id)),
+                       {now + delay, id});
+    } else {
+      auto e = q.pop();
+      ASSERT_TRUE(e.has_value());
+      e->fn();
+      ASSERT_EQ(ran.back(), reference.front().second);
+      ASSERT_EQ(e->time, reference.front().first);
+      now = e->time;
+      reference.erase(reference.begin());
+    }
+  }
+  EXPECT_EQ(q.size(), reference.size());
 }
 
 TEST(EventQueue, ManyRandomTimesComeOutSorted) {
