@@ -30,7 +30,7 @@ void BM_HoldModel(benchmark::State& state) {
         Rng rng{1};
         std::int64_t remaining;
         std::int64_t population;
-      }* shared;
+      } * shared;
       void operator()() const {
         if (--shared->remaining > shared->population) {
           simulator->schedule_after(static_cast<SimTime>(shared->rng.uniform_int(1'000'000)), Hold{*this});

@@ -35,8 +35,8 @@ std::string topology_json(const scenarios::Scenario& s) {
 }  // namespace
 
 void init_studies(py::module_& m) {
-  m.def("_collective_json", &collective_json, py::arg("scenario"), py::arg("op"), py::arg("bytes"),
-        py::arg("algo"), py::arg("group"), py::arg("gpus"));
+  m.def("_collective_json", &collective_json, py::arg("scenario"), py::arg("op"), py::arg("bytes"), py::arg("algo"),
+        py::arg("group"), py::arg("gpus"));
   m.def("_topology_json", &topology_json, py::arg("scenario"));
 }
 

@@ -26,7 +26,9 @@ struct CollectiveOptions {
   bool wall_time = false;
 };
 
-std::int64_t round_up(std::int64_t n, std::int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+std::int64_t round_up(std::int64_t n, std::int64_t multiple) {
+  return (n + multiple - 1) / multiple * multiple;
+}
 
 void run_collective(const CollectiveOptions& o) {
   scenarios::Scenario s = resolve_scenario(o.scenario);
@@ -57,7 +59,8 @@ Action register_collective(CLI::App& app) {
   add_scenario_options(*cmd, o->scenario);
   cmd->add_option("--op", o->op, "all_reduce, reduce_scatter, all_gather, broadcast, all_to_all or send_recv")
       ->capture_default_str();
-  cmd->add_option("--bytes", o->bytes, "size in the nccl-tests sense: 1048576, 64MiB, 1GiB, 4GB")->capture_default_str();
+  cmd->add_option("--bytes", o->bytes, "size in the nccl-tests sense: 1048576, 64MiB, 1GiB, 4GB")
+      ->capture_default_str();
   cmd->add_option("--gpus", o->gpus,
                   "cluster size in GPUs (rounded up to whole servers); without --group also the group size");
   cmd->add_option("--algo", o->algo, "ring or tree")->capture_default_str();

@@ -8,8 +8,9 @@ namespace megasim::cli {
 Action register_keys(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("keys", "list every scenario key with its type, default, unit and meaning");
   return [cmd] {
-    if (cmd->parsed()) std::cout << "Scenario keys (TOML sections; override with --set section.key=value)\n"
-                                 << scenarios::describe_keys();
+    if (cmd->parsed())
+      std::cout << "Scenario keys (TOML sections; override with --set section.key=value)\n"
+                << scenarios::describe_keys();
   };
 }
 

@@ -32,7 +32,8 @@ ParallelLayout make_layout(std::int64_t world_size, std::int64_t tensor, std::in
 enum class GroupKind : std::uint8_t { kTensor, kData, kPipeline };
 
 // Every group of a kind, each listing its ranks in increasing order; groups are ordered by their
-// smallest rank. There are dp*pp tensor groups of size tp, tp*pp data groups of size dp and tp*dp pipeline groups of size pp.
+// smallest rank. There are dp*pp tensor groups of size tp, tp*pp data groups of size dp and tp*dp pipeline groups of
+// size pp.
 std::vector<std::vector<std::int64_t>> groups(const ParallelLayout& layout, GroupKind kind);
 
 }  // namespace megasim::models

@@ -46,7 +46,7 @@ std::vector<std::vector<std::int64_t>> requested_groups(const Scenario& s, const
                                " (a TP group stays inside one server)");
   }
   const models::ParallelLayout layout = models::make_layout(s.cluster.gpus, tp, s.plan.pipeline_model_parallel_size);
-  const models::GroupKind kind = r.scope == GroupScope::kTensor   ? models::GroupKind::kTensor
+  const models::GroupKind kind = r.scope == GroupScope::kTensor ? models::GroupKind::kTensor
                                  : r.scope == GroupScope::kData ? models::GroupKind::kData
                                                                 : models::GroupKind::kPipeline;
   return models::groups(layout, kind);
@@ -67,7 +67,9 @@ GroupScope parse_group_scope(std::string_view text, std::string_view key) {
   return sim::parse_enum(kScopeNames, text, key);
 }
 
-std::string_view to_string(GroupScope scope) { return sim::enum_name(kScopeNames, scope); }
+std::string_view to_string(GroupScope scope) {
+  return sim::enum_name(kScopeNames, scope);
+}
 
 CollectiveReport run_collective_study(const Scenario& s, const CollectiveRequest& r) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -85,8 +87,8 @@ CollectiveReport run_collective_study(const Scenario& s, const CollectiveRequest
   for (std::size_t g = 0; g < rank_groups.size(); ++g) {
     backend::CollectiveJob job;
     for (const std::int64_t rank : rank_groups[g]) job.members.push_back(placement[static_cast<std::size_t>(rank)]);
-    job.plan = models::plan_collective(r.op, r.algorithm, r.bytes, backend::servers_of(topology, job.members),
-                                       s.collective);
+    job.plan =
+        models::plan_collective(r.op, r.algorithm, r.bytes, backend::servers_of(topology, job.members), s.collective);
     runner.start(job, [&results, g](const backend::CollectiveResult& done) { results[g] = done; });
   }
   simulator.run();
@@ -115,17 +117,16 @@ CollectiveReport run_collective_study(const Scenario& s, const CollectiveRequest
 }
 
 std::string to_text(const CollectiveReport& r) {
-  std::string out = fmt::format("# megasim collective: {} {} over {} GPUs ({} routing)\n", r.op, r.algo,
-                                r.group_size, r.routing);
+  std::string out =
+      fmt::format("# megasim collective: {} {} over {} GPUs ({} routing)\n", r.op, r.algo, r.group_size, r.routing);
   if (r.groups > 1) {
-    out += fmt::format("# {} {} groups of {} ranks on {} GPUs, run at once; the slowest group is reported\n",
-                       r.groups, r.scope, r.group_size, r.cluster_gpus);
+    out += fmt::format("# {} {} groups of {} ranks on {} GPUs, run at once; the slowest group is reported\n", r.groups,
+                       r.scope, r.group_size, r.cluster_gpus);
   }
   out += fmt::format("# {:>14} {:>12} {:>8} {:>14} {:>12} {:>12}\n", "size(B)", "size", "gpus", "time(us)",
                      "algbw(GB/s)", "busbw(GB/s)");
   out += fmt::format("  {:>14.0f} {:>12} {:>8} {:>14.2f} {:>12.2f} {:>12.2f}\n", r.bytes, format_bytes(r.bytes),
-                     r.group_size, r.slowest.time_s * 1e6, r.slowest.algbw_gbytes_per_s,
-                     r.slowest.busbw_gbytes_per_s);
+                     r.group_size, r.slowest.time_s * 1e6, r.slowest.algbw_gbytes_per_s, r.slowest.busbw_gbytes_per_s);
   if (r.groups > 1) {
     out += fmt::format("# slowest group {}; fastest {:.2f} us, mean {:.2f} us\n", r.slowest_group,
                        r.fastest.time_s * 1e6, r.mean_time_s * 1e6);

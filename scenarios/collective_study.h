@@ -37,13 +37,13 @@ struct CollectiveReport {
   std::int64_t cluster_gpus = 0;
   std::int64_t group_size = 0;
   std::int64_t groups = 0;
-  std::int64_t slowest_group = 0;          // index in Megatron's group order
-  CollectiveTiming slowest;                // the reported figure: the slowest group sets the pace
+  std::int64_t slowest_group = 0;  // index in Megatron's group order
+  CollectiveTiming slowest;        // the reported figure: the slowest group sets the pace
   CollectiveTiming fastest;
   double mean_time_s = 0;
-  std::uint64_t flows = 0;                 // fabric flows simulated
+  std::uint64_t flows = 0;  // fabric flows simulated
   std::uint64_t rate_recomputations = 0;
-  double wall_time_s = 0;                  // host time spent simulating (not deterministic)
+  double wall_time_s = 0;  // host time spent simulating (not deterministic)
 };
 
 CollectiveReport run_collective_study(const Scenario& scenario, const CollectiveRequest& request);

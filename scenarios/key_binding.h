@@ -14,10 +14,14 @@ namespace megasim::scenarios::binding {
 
 template <typename T>
 constexpr ValueType value_type_of() {
-  if constexpr (std::is_same_v<T, bool>) return ValueType::kBool;
-  else if constexpr (std::is_integral_v<T>) return ValueType::kInt;
-  else if constexpr (std::is_floating_point_v<T>) return ValueType::kFloat;
-  else return ValueType::kString;
+  if constexpr (std::is_same_v<T, bool>)
+    return ValueType::kBool;
+  else if constexpr (std::is_integral_v<T>)
+    return ValueType::kInt;
+  else if constexpr (std::is_floating_point_v<T>)
+    return ValueType::kFloat;
+  else
+    return ValueType::kString;
 }
 
 // A key stored as-is in field `field` of sub-struct `sub` of the Scenario.
@@ -45,23 +49,25 @@ KeySpec field(std::string_view section, std::string_view name, std::string_view 
     }
   };
   spec.get = [sub, member](const Scenario& s) -> Value {
-    if constexpr (type == ValueType::kInt) return static_cast<std::int64_t>((s.*sub).*member);
-    else if constexpr (type == ValueType::kFloat) return static_cast<double>((s.*sub).*member);
-    else return (s.*sub).*member;
+    if constexpr (type == ValueType::kInt)
+      return static_cast<std::int64_t>((s.*sub).*member);
+    else if constexpr (type == ValueType::kFloat)
+      return static_cast<double>((s.*sub).*member);
+    else
+      return (s.*sub).*member;
   };
   return spec;
 }
 
 // A float key in `unit` (seconds or microseconds) stored as SimTime nanoseconds.
 template <typename Sub>
-KeySpec duration(std::string_view section, std::string_view name, std::string_view unit,
-                 std::string_view description, Sub Scenario::*sub, sim::SimTime Sub::*member, double ns_per_unit) {
+KeySpec duration(std::string_view section, std::string_view name, std::string_view unit, std::string_view description,
+                 Sub Scenario::*sub, sim::SimTime Sub::*member, double ns_per_unit) {
   KeySpec spec{section, name, ValueType::kFloat, unit, description, {}, {}, {}};
   spec.set = [sub, member, ns_per_unit, section, name](Scenario& s, const Value& v) {
     const double x = std::get<double>(v);
     if (!(x >= 0) || x * ns_per_unit > 9.2e18) {
-      throw sim::ConfigError(std::string(section) + "." + std::string(name), format_value(v),
-                             "a finite duration >= 0");
+      throw sim::ConfigError(std::string(section) + "." + std::string(name), format_value(v), "a finite duration >= 0");
     }
     (s.*sub).*member = static_cast<sim::SimTime>(x * ns_per_unit + 0.5);
   };

@@ -23,7 +23,9 @@ KeySpec custom(std::string_view section, std::string_view name, ValueType type, 
   return KeySpec{section, name, type, unit, description, choices, std::move(set), std::move(get)};
 }
 
-const std::string& text_of(const Value& v) { return std::get<std::string>(v); }
+const std::string& text_of(const Value& v) {
+  return std::get<std::string>(v);
+}
 
 void add_simulation_keys(std::vector<KeySpec>& t) {
   t.push_back(custom(
@@ -51,8 +53,8 @@ void add_cluster_keys(std::vector<KeySpec>& t) {
   t.push_back(field("cluster", "nvlink_gbytes_per_s", "GB/s", "NVLink bandwidth per GPU, each way", c,
                     &ClusterParams::nvlink_gbytes_per_s));
   t.push_back(field("cluster", "switch_radix", "ports", "ports per switch (even)", c, &ClusterParams::switch_radix));
-  t.push_back(field("cluster", "switch_port_gbps", "Gb/s", "switch port speed, each way", c,
-                    &ClusterParams::switch_port_gbps));
+  t.push_back(
+      field("cluster", "switch_port_gbps", "Gb/s", "switch port speed, each way", c, &ClusterParams::switch_port_gbps));
   t.push_back(field("cluster", "tor_downlink_split", "", "NIC links per ToR down port (breakout cables)", c,
                     &ClusterParams::tor_downlink_split));
   t.push_back(field("cluster", "servers_per_group", "servers", "servers under one rail-ToR group", c,
@@ -64,8 +66,8 @@ void add_cluster_keys(std::vector<KeySpec>& t) {
   t.push_back(field("cluster", "tiers", "", "switch tiers: 0 automatic, 2 or 3", c, &ClusterParams::tiers));
   t.push_back(field("cluster", "link_latency_ns", "ns", "latency of one network hop (switch and cable)", c,
                     &ClusterParams::link_latency_ns));
-  t.push_back(field("cluster", "nvlink_latency_ns", "ns", "latency of one NVLink hop", c,
-                    &ClusterParams::nvlink_latency_ns));
+  t.push_back(
+      field("cluster", "nvlink_latency_ns", "ns", "latency of one NVLink hop", c, &ClusterParams::nvlink_latency_ns));
 }
 
 void add_fabric_keys(std::vector<KeySpec>& t) {
@@ -107,8 +109,8 @@ void add_collective_keys(std::vector<KeySpec>& t) {
                        &CollectiveParams::base_latency_ns, kNsPerMicrosecond));
   t.push_back(duration("collective", "nvlink_step_latency_us", "us", "latency of one algorithm step over NVLink", c,
                        &CollectiveParams::nvlink_step_latency_ns, kNsPerMicrosecond));
-  t.push_back(duration("collective", "net_step_latency_us", "us", "latency of one algorithm step across the network",
-                       c, &CollectiveParams::net_step_latency_ns, kNsPerMicrosecond));
+  t.push_back(duration("collective", "net_step_latency_us", "us", "latency of one algorithm step across the network", c,
+                       &CollectiveParams::net_step_latency_ns, kNsPerMicrosecond));
   t.push_back(field("collective", "hierarchical", "", "NVLink reduce-scatter, per-rail rings, NVLink all-gather", c,
                     &CollectiveParams::hierarchical));
 }
@@ -146,10 +148,14 @@ std::string valid_names(std::string_view section) {
 
 std::string_view to_string(ValueType type) {
   switch (type) {
-    case ValueType::kInt: return "integer";
-    case ValueType::kFloat: return "number";
-    case ValueType::kBool: return "boolean";
-    case ValueType::kString: return "string";
+    case ValueType::kInt:
+      return "integer";
+    case ValueType::kFloat:
+      return "number";
+    case ValueType::kBool:
+      return "boolean";
+    case ValueType::kString:
+      return "string";
   }
   return "?";
 }
@@ -158,14 +164,19 @@ std::string format_value(const Value& value) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::string>) return "\"" + v + "\"";
-        else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-        else return fmt::format("{}", v);
+        if constexpr (std::is_same_v<T, std::string>)
+          return "\"" + v + "\"";
+        else if constexpr (std::is_same_v<T, bool>)
+          return v ? "true" : "false";
+        else
+          return fmt::format("{}", v);
       },
       value);
 }
 
-std::string KeySpec::full_name() const { return std::string(section) + "." + std::string(name); }
+std::string KeySpec::full_name() const {
+  return std::string(section) + "." + std::string(name);
+}
 
 const std::vector<KeySpec>& key_table() {
   static const std::vector<KeySpec> table = build_table();
@@ -184,8 +195,8 @@ const KeySpec& find_key(std::string_view section, std::string_view name) {
     throw sim::ConfigError(full, "(unknown section [" + std::string(section) + "])",
                            "a key in one of the sections: " + valid_names(""));
   }
-  throw sim::ConfigError(full, "(unknown key)", "one of the keys of [" + std::string(section) +
-                                                    "]: " + valid_names(section));
+  throw sim::ConfigError(full, "(unknown key)",
+                         "one of the keys of [" + std::string(section) + "]: " + valid_names(section));
 }
 
 Value coerce(const KeySpec& key, const Value& value) {
@@ -215,8 +226,8 @@ std::string describe_keys() {
     }
     std::string type(to_string(k.type));
     if (!k.choices.empty()) type = std::string(k.choices);
-    out += fmt::format("  {:<30} {:<20} default {:<12} {:<8} {}\n", k.name, type, format_value(k.get(defaults)),
-                       k.unit, k.description);
+    out += fmt::format("  {:<30} {:<20} default {:<12} {:<8} {}\n", k.name, type, format_value(k.get(defaults)), k.unit,
+                       k.description);
   }
   return out;
 }

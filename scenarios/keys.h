@@ -25,9 +25,9 @@ struct KeySpec {
   std::string_view section;
   std::string_view name;
   ValueType type;
-  std::string_view unit;         // "" when dimensionless
+  std::string_view unit;  // "" when dimensionless
   std::string_view description;
-  std::string_view choices;      // for strings: "a|b|c"; empty otherwise
+  std::string_view choices;  // for strings: "a|b|c"; empty otherwise
   // Sets the key; the Value already has the key's type. Throws sim::ConfigError for a bad choice.
   std::function<void(Scenario&, const Value&)> set;
   std::function<Value(const Scenario&)> get;

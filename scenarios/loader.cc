@@ -16,12 +16,16 @@ namespace {
 
 std::string describe_node_type(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
     case toml::node_type::date:
     case toml::node_type::time:
-    case toml::node_type::date_time: return "a date/time";
-    default: return "a value";
+    case toml::node_type::date_time:
+      return "a date/time";
+    default:
+      return "a value";
   }
 }
 
@@ -95,8 +99,8 @@ void apply_toml_text(Scenario& scenario, std::string_view toml_text, std::string
     root = toml::parse(toml_text, source);
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    throw sim::ConfigError(std::string(source) + ":" + std::to_string(where.line) + ":" +
-                           std::to_string(where.column) + ": malformed TOML: " + std::string(e.description()));
+    throw sim::ConfigError(std::string(source) + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) +
+                           ": malformed TOML: " + std::string(e.description()));
   }
   apply_table(scenario, root);
 }

@@ -11,8 +11,8 @@ void validate(const Scenario& scenario) {
   backend::validate(scenario.fabric);
   models::validate(scenario.collective);
   if (scenario.plan.tensor_model_parallel_size < 1) {
-    throw sim::ConfigError("plan.tensor_model_parallel_size",
-                           std::to_string(scenario.plan.tensor_model_parallel_size), "an integer >= 1");
+    throw sim::ConfigError("plan.tensor_model_parallel_size", std::to_string(scenario.plan.tensor_model_parallel_size),
+                           "an integer >= 1");
   }
   if (scenario.plan.pipeline_model_parallel_size < 1) {
     throw sim::ConfigError("plan.pipeline_model_parallel_size",

@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 bash scripts/build.sh
+bash scripts/check_format.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)"

@@ -53,18 +53,16 @@ class Callback {
     void (*destroy)(void*);
   };
   template <typename Fn>
-  static constexpr Ops kInlineOps{
-      [](void* p) { (*static_cast<Fn*>(p))(); },
-      [](void* from, void* to) {
-        ::new (to) Fn(std::move(*static_cast<Fn*>(from)));
-        static_cast<Fn*>(from)->~Fn();
-      },
-      [](void* p) { static_cast<Fn*>(p)->~Fn(); }};
+  static constexpr Ops kInlineOps{[](void* p) { (*static_cast<Fn*>(p))(); },
+                                  [](void* from, void* to) {
+                                    ::new (to) Fn(std::move(*static_cast<Fn*>(from)));
+                                    static_cast<Fn*>(from)->~Fn();
+                                  },
+                                  [](void* p) { static_cast<Fn*>(p)->~Fn(); }};
   template <typename Fn>
-  static constexpr Ops kHeapOps{
-      [](void* p) { (**static_cast<Fn**>(p))(); },
-      [](void* from, void* to) { *static_cast<Fn**>(to) = *static_cast<Fn**>(from); },
-      [](void* p) { delete *static_cast<Fn**>(p); }};
+  static constexpr Ops kHeapOps{[](void* p) { (**static_cast<Fn**>(p))(); },
+                                [](void* from, void* to) { *static_cast<Fn**>(to) = *static_cast<Fn**>(from); },
+                                [](void* p) { delete *static_cast<Fn**>(p); }};
 
   void take(Callback& other) noexcept {
     if (other.ops_ == nullptr) return;

@@ -34,7 +34,7 @@ class ConfigError : public std::runtime_error {
 
 // Internal invariant; stays on in release builds because a silently wrong simulation is worse than
 // a crash with a location.
-#define MEGASIM_ASSERT(expr, message)                                              \
-  do {                                                                             \
+#define MEGASIM_ASSERT(expr, message)                                                  \
+  do {                                                                                 \
     if (!(expr)) ::megasim::sim::assertion_failed(#expr, __FILE__, __LINE__, message); \
   } while (false)

@@ -6,7 +6,9 @@
 
 namespace megasim::sim {
 
-EventQueue::EventQueue() { rebuild(kMinBuckets); }
+EventQueue::EventQueue() {
+  rebuild(kMinBuckets);
+}
 
 std::uint32_t EventQueue::acquire_slot() {
   if (!free_slots_.empty()) {
@@ -155,7 +157,8 @@ void EventQueue::rebuild(std::uint32_t buckets) {
       }
     }
   }
-  std::sort(live.begin(), live.end(), [this](std::uint32_t a, std::uint32_t b) { return earlier(nodes_[a], nodes_[b]); });
+  std::sort(live.begin(), live.end(),
+            [this](std::uint32_t a, std::uint32_t b) { return earlier(nodes_[a], nodes_[b]); });
   width_shift_ = 0;
   if (live.size() > 1) {
     const auto span = static_cast<std::uint64_t>(nodes_[live.back()].time - nodes_[live.front()].time);

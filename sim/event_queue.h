@@ -123,8 +123,8 @@ class EventQueue {
   std::vector<Node> nodes_;  // by slot index
   std::uint32_t bucket_mask_ = 0;
   int width_shift_ = 0;
-  std::uint32_t cursor_ = 0;     // bucket of the last removed event
-  SimTime cursor_top_ = 0;       // end of the cursor bucket's current year
+  std::uint32_t cursor_ = 0;  // bucket of the last removed event
+  SimTime cursor_top_ = 0;    // end of the cursor bucket's current year
   SimTime last_removed_time_ = 0;
   std::size_t in_calendar_ = 0;  // entries in the lists, live or stale
   std::size_t stale_in_calendar_ = 0;

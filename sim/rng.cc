@@ -31,7 +31,9 @@ Rng::Rng(std::uint64_t seed) {
 // GCC/Clang extension, marked so -Wpedantic accepts it.
 __extension__ using Uint128 = unsigned __int128;
 
-static inline std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline std::uint64_t rotl(std::uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 
 std::uint64_t Rng::next_u64() {  // xoshiro256** (Blackman & Vigna)
   const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
@@ -45,7 +47,9 @@ std::uint64_t Rng::next_u64() {  // xoshiro256** (Blackman & Vigna)
   return result;
 }
 
-double Rng::uniform01() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+double Rng::uniform01() {
+  return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+}
 
 std::uint64_t Rng::uniform_int(std::uint64_t n) {
   MEGASIM_ASSERT(n > 0, "uniform_int needs a positive range");
@@ -80,13 +84,17 @@ double Rng::normal(double mean, double stddev) {
   return mean + stddev * radius * std::cos(angle);
 }
 
-double Rng::lognormal(double mu, double sigma) { return std::exp(normal(mu, sigma)); }
+double Rng::lognormal(double mu, double sigma) {
+  return std::exp(normal(mu, sigma));
+}
 
 std::uint64_t RngStreams::stream_seed(std::string_view name) const {
   std::uint64_t state = master_seed_ ^ fnv1a64(name);
   return splitmix64(state);
 }
 
-Rng RngStreams::stream(std::string_view name) const { return Rng(stream_seed(name)); }
+Rng RngStreams::stream(std::string_view name) const {
+  return Rng(stream_seed(name));
+}
 
 }  // namespace megasim::sim

@@ -15,12 +15,18 @@ inline constexpr SimTime kMillisecond = 1'000'000;
 inline constexpr SimTime kSecond = 1'000'000'000;
 inline constexpr SimTime kInfiniteTime = INT64_MAX;
 
-constexpr double to_seconds(SimTime t) { return static_cast<double>(t) * 1e-9; }
+constexpr double to_seconds(SimTime t) {
+  return static_cast<double>(t) * 1e-9;
+}
 
 // Rounds to the nearest nanosecond. Precondition: 0 <= seconds < ~9.2e9.
-inline SimTime from_seconds(double seconds) { return static_cast<SimTime>(std::llround(seconds * 1e9)); }
+inline SimTime from_seconds(double seconds) {
+  return static_cast<SimTime>(std::llround(seconds * 1e9));
+}
 
 // Rounds up, for "the earliest whole nanosecond at which a fluid quantity is done".
-inline SimTime ceil_from_seconds(double seconds) { return static_cast<SimTime>(std::ceil(seconds * 1e9)); }
+inline SimTime ceil_from_seconds(double seconds) {
+  return static_cast<SimTime>(std::ceil(seconds * 1e9));
+}
 
 }  // namespace megasim::sim

@@ -56,7 +56,9 @@ constexpr sim::EnumNames<HashFunction, 2> kHashNames{{
 }};
 }  // namespace
 
-std::string_view to_string(HashFunction f) { return sim::enum_name(kHashNames, f); }
+std::string_view to_string(HashFunction f) {
+  return sim::enum_name(kHashNames, f);
+}
 
 HashFunction parse_hash_function(std::string_view text, std::string_view key) {
   return sim::parse_enum(kHashNames, text, key);

@@ -21,9 +21,13 @@ constexpr sim::EnumNames<Routing, 3> kRoutingNames{{
 }};
 }  // namespace
 
-std::string_view to_string(Routing r) { return sim::enum_name(kRoutingNames, r); }
+std::string_view to_string(Routing r) {
+  return sim::enum_name(kRoutingNames, r);
+}
 
-Routing parse_routing(std::string_view text, std::string_view key) { return sim::parse_enum(kRoutingNames, text, key); }
+Routing parse_routing(std::string_view text, std::string_view key) {
+  return sim::parse_enum(kRoutingNames, text, key);
+}
 
 namespace {
 

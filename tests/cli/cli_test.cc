@@ -25,7 +25,9 @@ Result run(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-std::string scenario(const std::string& name) { return std::string(MEGASIM_SOURCE_DIR) + "/scenarios/" + name; }
+std::string scenario(const std::string& name) {
+  return std::string(MEGASIM_SOURCE_DIR) + "/scenarios/" + name;
+}
 
 TEST(Cli, CollectiveJsonHasTheStableKeys) {
   const Result r = run("collective --op all_reduce --bytes 64MiB --gpus 16 --json");
@@ -71,8 +73,8 @@ class CliBadInput : public ::testing::TestWithParam<BadInput> {};
 TEST_P(CliBadInput, ExitsTwoNamesTheKeyAndWritesNothing) {
   // One folder per case: ctest runs the cases in parallel processes.
   const std::string case_name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("megasim_cli_test_bad_" + case_name.substr(case_name.find('/') + 1));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("megasim_cli_test_bad_" + case_name.substr(case_name.find('/') + 1));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto out = dir / "graph.json";

@@ -69,7 +69,8 @@ TEST(EventQueue, InterleavedPushPopMatchesReferenceOrder) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     const bool do_push = reference.empty() || (state >> 60) < 9;
     if (do_push) {
-      const SimTime delay = (state >> 33) % 7 == 0 ? 0 : static_cast<SimTime>((state >> 20) % (1u << ((state >> 50) % 30)));
+      const SimTime delay =
+          (state >> 33) % 7 == 0 ? 0 : static_cast<SimTime>((state >> 20) % (1u << ((state >> 50) % 30)));
       const int id = next_id++;
       q.push(now + delay, [&ran, id] { ran.push_back(id); });
       reference.insert(std::upper_bound(reference.begin(), reference.end(), std::make_pair(now + delay, id)),

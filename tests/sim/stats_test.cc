@@ -14,8 +14,8 @@ TEST(Stats, MeanStddevPercentileByHand) {
   EXPECT_NEAR(stddev(xs), std::sqrt(32.0 / 7.0), 1e-12);
   EXPECT_DOUBLE_EQ(percentile(xs, 0), 2);
   EXPECT_DOUBLE_EQ(percentile(xs, 100), 9);
-  EXPECT_DOUBLE_EQ(percentile(xs, 50), 4.5);   // rank 3.5 between 4 and 5
-  EXPECT_DOUBLE_EQ(percentile(xs, 25), 4.0);   // rank 1.75 between 4 and 4
+  EXPECT_DOUBLE_EQ(percentile(xs, 50), 4.5);  // rank 3.5 between 4 and 5
+  EXPECT_DOUBLE_EQ(percentile(xs, 25), 4.0);  // rank 1.75 between 4 and 4
 }
 
 TEST(Stats, RunningStatsAgreesWithTwoPass) {
