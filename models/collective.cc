@@ -30,8 +30,9 @@ constexpr sim::EnumNames<CollectiveAlgorithm, 2> kAlgoNames{{
     {"tree", CollectiveAlgorithm::kTree},
 }};
 
+// Keys are named as users write them (microseconds in the scenario's [collective] section).
 void check_non_negative(sim::SimTime t, const char* key) {
-  if (t < 0) throw sim::ConfigError(key, std::to_string(t), "a latency >= 0 ns");
+  if (t < 0) throw sim::ConfigError(key, fmt::format("{}", static_cast<double>(t) / 1e3), "a latency >= 0 us");
 }
 
 // Fills crosses_network of every phase from its edges.
@@ -95,9 +96,9 @@ void validate(const CollectiveParams& params) {
   if (params.channels < 1 || params.channels > 64) {
     throw sim::ConfigError("collective.channels", std::to_string(params.channels), "an integer in [1, 64]");
   }
-  check_non_negative(params.base_latency_ns, "collective.base_latency_ns");
-  check_non_negative(params.nvlink_step_latency_ns, "collective.nvlink_step_latency_ns");
-  check_non_negative(params.net_step_latency_ns, "collective.net_step_latency_ns");
+  check_non_negative(params.base_latency_ns, "collective.base_latency_us");
+  check_non_negative(params.nvlink_step_latency_ns, "collective.nvlink_step_latency_us");
+  check_non_negative(params.net_step_latency_ns, "collective.net_step_latency_us");
 }
 
 sim::SimTime phase_latency_ns(const CommPhase& phase, const CollectiveParams& params) {

@@ -49,12 +49,12 @@ void validate(const FabricParams& params) {
   check_fraction(params.nvlink_efficiency, "fabric.nvlink_efficiency");
   check_fraction(params.network_efficiency, "fabric.network_efficiency");
   if (params.failure_detection_ns < 0) {
-    throw sim::ConfigError("fabric.failure_detection_ns", fmt::format("{}", params.failure_detection_ns),
-                           "a duration >= 0 ns");
+    throw sim::ConfigError("fabric.failure_detection_s",
+                           fmt::format("{}", sim::to_seconds(params.failure_detection_ns)), "a duration >= 0 s");
   }
   if (params.stall_timeout_ns < 0) {
-    throw sim::ConfigError("fabric.stall_timeout_ns", fmt::format("{}", params.stall_timeout_ns),
-                           "a duration >= 0 ns (0 disables the check)");
+    throw sim::ConfigError("fabric.stall_timeout_s", fmt::format("{}", sim::to_seconds(params.stall_timeout_ns)),
+                           "a duration >= 0 s (0 disables the check)");
   }
 }
 

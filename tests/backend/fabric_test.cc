@@ -176,10 +176,10 @@ TEST(FabricParams, InvalidValuesNameTheirKey) {
   }
   p = {};
   p.failure_detection_ns = -1;
-  expect_invalid(p, "fabric.failure_detection_ns");
+  expect_invalid(p, "fabric.failure_detection_s");
   p = {};
   p.stall_timeout_ns = -1;
-  expect_invalid(p, "fabric.stall_timeout_ns");
+  expect_invalid(p, "fabric.stall_timeout_s");
   p = {};
   p.routing = static_cast<Routing>(7);
   expect_invalid(p, "fabric.routing");

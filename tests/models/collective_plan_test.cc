@@ -254,9 +254,9 @@ TEST(CollectivePlan, InvalidParamsAndRequestsNameTheKey) {
   };
   params_error(with([](auto& p) { p.channels = 0; }), "collective.channels");
   params_error(with([](auto& p) { p.channels = 65; }), "collective.channels");
-  params_error(with([](auto& p) { p.base_latency_ns = -1; }), "collective.base_latency_ns");
-  params_error(with([](auto& p) { p.nvlink_step_latency_ns = -1; }), "collective.nvlink_step_latency_ns");
-  params_error(with([](auto& p) { p.net_step_latency_ns = -1; }), "collective.net_step_latency_ns");
+  params_error(with([](auto& p) { p.base_latency_ns = -1; }), "collective.base_latency_us");
+  params_error(with([](auto& p) { p.nvlink_step_latency_ns = -1; }), "collective.nvlink_step_latency_us");
+  params_error(with([](auto& p) { p.net_step_latency_ns = -1; }), "collective.net_step_latency_us");
   EXPECT_NO_THROW(validate(with([](auto& p) { p.channels = 64; })));
 
   expect_config_error([] { plan(CollectiveOp::kAllReduce, {}); }, "collective.group_size");
