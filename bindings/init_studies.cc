@@ -29,7 +29,7 @@ std::string collective_json(const scenarios::Scenario& s, const std::string& op,
 std::string topology_json(const scenarios::Scenario& s) {
   scenarios::validate(s);
   py::gil_scoped_release release;
-  return scenarios::to_json(topo::summarize(topo::Topology::build(s.cluster)));
+  return scenarios::to_json(topo::summarize(topo::Topology::build(scenarios::effective_cluster(s))));
 }
 
 }  // namespace

@@ -12,5 +12,6 @@ using Action = std::function<void()>;
 Action register_topo(CLI::App& app);
 Action register_collective(CLI::App& app);
 Action register_keys(CLI::App& app);
+Action register_plan(CLI::App& app);
 
 }  // namespace megasim::cli

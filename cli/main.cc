@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   const std::vector<megasim::cli::Action> actions{
       megasim::cli::register_topo(app),
       megasim::cli::register_collective(app),
+      megasim::cli::register_plan(app),
       megasim::cli::register_keys(app),
   };
   try {

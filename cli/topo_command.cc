@@ -25,7 +25,7 @@ void run_topo(const TopoOptions& o) {
   scenarios::Scenario s = resolve_scenario(o.scenario);
   if (o.gpus) s.cluster.gpus = *o.gpus;
   scenarios::validate(s);
-  const topo::Topology topology = topo::Topology::build(s.cluster);
+  const topo::Topology topology = topo::Topology::build(scenarios::effective_cluster(s));
   const topo::TopologySummary summary = topo::summarize(topology);
   // Render everything before writing anything, so an error leaves no partial output.
   std::string graph_json, graph_dot;

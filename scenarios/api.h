@@ -5,6 +5,7 @@
 #include "scenarios/collective_study.h"  // IWYU pragma: export
 #include "scenarios/keys.h"              // IWYU pragma: export
 #include "scenarios/loader.h"            // IWYU pragma: export
+#include "scenarios/plan_study.h"        // IWYU pragma: export
 #include "scenarios/scenario.h"          // IWYU pragma: export
 #include "scenarios/topology_report.h"   // IWYU pragma: export
 #include "scenarios/units.h"             // IWYU pragma: export

@@ -73,7 +73,7 @@ std::string_view to_string(GroupScope scope) {
 
 CollectiveReport run_collective_study(const Scenario& s, const CollectiveRequest& r) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const topo::Topology topology = topo::Topology::build(s.cluster);
+  const topo::Topology topology = topo::Topology::build(effective_cluster(s));
   const auto rank_groups = requested_groups(s, r);
   const topo::Placement placement = topo::contiguous_placement(topology, s.cluster.gpus);
 

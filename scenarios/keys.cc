@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "models/gpu_spec.h"
 #include "scenarios/key_binding.h"
 #include "sim/error.h"
 
@@ -44,13 +45,17 @@ void add_simulation_keys(std::vector<KeySpec>& t) {
 void add_cluster_keys(std::vector<KeySpec>& t) {
   using topo::ClusterParams;
   constexpr auto c = &Scenario::cluster;
+  t.push_back(custom(
+      "cluster", "gpu", ValueType::kString, "", "A100|H100|H200|H800 or a full name of gpus.csv", "GPU model",
+      [](Scenario& s, const Value& v) { s.gpu = models::find_gpu(text_of(v), "cluster.gpu").name; },
+      [](const Scenario& s) -> Value { return s.gpu; }));
   t.push_back(field("cluster", "gpus", "GPUs", "total GPUs (a multiple of gpus_per_server)", c, &ClusterParams::gpus));
   t.push_back(field("cluster", "gpus_per_server", "GPUs", "GPUs behind one NVSwitch, one NIC each", c,
                     &ClusterParams::gpus_per_server));
   t.push_back(field("cluster", "rails", "", "rail ToRs per group; GPU k of a server uses rail k % rails", c,
                     &ClusterParams::rails));
   t.push_back(field("cluster", "nic_gbps", "Gb/s", "NIC port speed, each way", c, &ClusterParams::nic_gbps));
-  t.push_back(field("cluster", "nvlink_gbytes_per_s", "GB/s", "NVLink bandwidth per GPU, each way", c,
+  t.push_back(field("cluster", "nvlink_gbytes_per_s", "GB/s", "NVLink bandwidth per GPU, each way (0: from the GPU)", c,
                     &ClusterParams::nvlink_gbytes_per_s));
   t.push_back(field("cluster", "switch_radix", "ports", "ports per switch (even)", c, &ClusterParams::switch_radix));
   t.push_back(
@@ -115,12 +120,75 @@ void add_collective_keys(std::vector<KeySpec>& t) {
                     &CollectiveParams::hierarchical));
 }
 
+void add_model_keys(std::vector<KeySpec>& t) {
+  using models::ModelSpec;
+  constexpr auto m = &Scenario::model;
+  t.push_back(field("model", "num_layers", "", "transformer layers", m, &ModelSpec::num_layers));
+  t.push_back(field("model", "hidden_size", "", "hidden size h", m, &ModelSpec::hidden_size));
+  t.push_back(field("model", "num_attention_heads", "", "attention heads a", m, &ModelSpec::num_attention_heads));
+  t.push_back(field("model", "num_query_groups", "", "key/value heads for grouped-query attention (0: = heads)", m,
+                    &ModelSpec::num_query_groups));
+  t.push_back(field("model", "ffn_hidden_size", "", "MLP width (0: 4h for GeLU, Megatron's 8h/3 rule for SwiGLU)", m,
+                    &ModelSpec::ffn_hidden_size));
+  t.push_back(custom(
+      "model", "activation", ValueType::kString, "", "gelu|swiglu", "MLP activation",
+      [](Scenario& s, const Value& v) {
+        s.model.activation = models::parse_activation(text_of(v), "model.activation");
+      },
+      [](const Scenario& s) -> Value { return std::string(models::to_string(s.model.activation)); }));
+  t.push_back(custom(
+      "model", "position_embedding_type", ValueType::kString, "", "learned_absolute|rope", "position embedding",
+      [](Scenario& s, const Value& v) {
+        s.model.position_embedding_type = models::parse_position_embedding(text_of(v), "model.position_embedding_type");
+      },
+      [](const Scenario& s) -> Value { return std::string(models::to_string(s.model.position_embedding_type)); }));
+  t.push_back(field("model", "seq_length", "tokens", "sequence length s", m, &ModelSpec::seq_length));
+  t.push_back(field("model", "vocab_size", "tokens", "vocabulary before padding", m, &ModelSpec::vocab_size));
+  t.push_back(field("model", "make_vocab_size_divisible_by", "", "vocabulary padding unit (times TP)", m,
+                    &ModelSpec::make_vocab_size_divisible_by));
+  t.push_back(field("model", "untie_embeddings_and_output_weights", "", "separate output layer weights", m,
+                    &ModelSpec::untie_embeddings_and_output_weights));
+}
+
 void add_plan_keys(std::vector<KeySpec>& t) {
+  using models::ParallelPlan;
   constexpr auto p = &Scenario::plan;
-  t.push_back(field("plan", "tensor_model_parallel_size", "", "tensor-parallel group size (inside a server)", p,
-                    &PlanParams::tensor_model_parallel_size));
+  t.push_back(field("plan", "tensor_model_parallel_size", "", "tensor-parallel size (inside a server)", p,
+                    &ParallelPlan::tensor_model_parallel_size));
   t.push_back(field("plan", "pipeline_model_parallel_size", "", "pipeline stages", p,
-                    &PlanParams::pipeline_model_parallel_size));
+                    &ParallelPlan::pipeline_model_parallel_size));
+  t.push_back(field("plan", "num_layers_per_virtual_pipeline_stage", "", "layers per model chunk (0: no interleaving)",
+                    p, &ParallelPlan::num_layers_per_virtual_pipeline_stage));
+  t.push_back(field("plan", "sequence_parallel", "", "shard LayerNorm/dropout activations over TP", p,
+                    &ParallelPlan::sequence_parallel));
+  t.push_back(
+      field("plan", "micro_batch_size", "samples", "samples per micro-batch", p, &ParallelPlan::micro_batch_size));
+  t.push_back(field("plan", "global_batch_size", "samples", "samples per iteration (data parallel derived)", p,
+                    &ParallelPlan::global_batch_size));
+  t.push_back(field("plan", "use_distributed_optimizer", "", "shard optimizer state over DP (ZeRO-1/2 style)", p,
+                    &ParallelPlan::use_distributed_optimizer));
+  t.push_back(custom(
+      "plan", "recompute_granularity", ValueType::kString, "", "none|selective|full", "activation recomputation",
+      [](Scenario& s, const Value& v) {
+        s.plan.recompute_granularity = models::parse_recompute_granularity(text_of(v), "plan.recompute_granularity");
+      },
+      [](const Scenario& s) -> Value { return std::string(models::to_string(s.plan.recompute_granularity)); }));
+  t.push_back(field("plan", "overlap_grad_reduce", "", "DP reduce-scatter overlapped with backward", p,
+                    &ParallelPlan::overlap_grad_reduce));
+  t.push_back(field("plan", "overlap_param_gather", "", "DP all-gather prefetched during forward", p,
+                    &ParallelPlan::overlap_param_gather));
+  t.push_back(field("plan", "tp_comm_overlap", "", "TP communication overlapped with GEMMs", p,
+                    &ParallelPlan::tp_comm_overlap));
+  t.push_back(
+      field("plan", "overlap_p2p_comm", "", "PP send/recv decoupled from compute", p, &ParallelPlan::overlap_p2p_comm));
+  t.push_back(field("plan", "parallel_transformer_block", "", "attention and MLP in parallel (MegaScale)", p,
+                    &ParallelPlan::parallel_transformer_block));
+  t.push_back(field("plan", "sliding_window_size", "tokens", "attention window (0: full causal)", p,
+                    &ParallelPlan::sliding_window_size));
+  t.push_back(field("plan", "use_flash_attention", "", "FlashAttention-2 and fused kernels", p,
+                    &ParallelPlan::use_flash_attention));
+  t.push_back(field("plan", "async_data_loading", "", "data loading off the critical path", p,
+                    &ParallelPlan::async_data_loading));
 }
 
 std::vector<KeySpec> build_table() {
@@ -129,6 +197,7 @@ std::vector<KeySpec> build_table() {
   add_cluster_keys(t);
   add_fabric_keys(t);
   add_collective_keys(t);
+  add_model_keys(t);
   add_plan_keys(t);
   return t;
 }

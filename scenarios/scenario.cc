@@ -1,23 +1,40 @@
 #include "scenarios/scenario.h"
 
-#include <string>
-
-#include "sim/error.h"
+#include "models/gpu_spec.h"
 
 namespace megasim::scenarios {
 
+Scenario::Scenario() {
+  cluster.nvlink_gbytes_per_s = 0;  // from the GPU
+  model.num_layers = 96;
+  model.hidden_size = 12288;
+  model.num_attention_heads = 128;
+  model.seq_length = 2048;
+  model.vocab_size = 64000;
+  plan.tensor_model_parallel_size = 8;
+  plan.pipeline_model_parallel_size = 8;
+  plan.num_layers_per_virtual_pipeline_stage = 2;
+  plan.sequence_parallel = true;
+  plan.micro_batch_size = 1;
+  plan.global_batch_size = 768;
+  plan.use_distributed_optimizer = true;
+  plan.recompute_granularity = models::RecomputeGranularity::kSelective;
+}
+
+topo::ClusterParams effective_cluster(const Scenario& scenario) {
+  topo::ClusterParams params = scenario.cluster;
+  if (params.nvlink_gbytes_per_s == 0) {
+    params.nvlink_gbytes_per_s = models::find_gpu(scenario.gpu).nvlink_total_gbytes_per_s / 2;
+  }
+  return params;
+}
+
 void validate(const Scenario& scenario) {
-  topo::validate(scenario.cluster);
+  models::find_gpu(scenario.gpu, "cluster.gpu");
+  topo::validate(effective_cluster(scenario));
   backend::validate(scenario.fabric);
   models::validate(scenario.collective);
-  if (scenario.plan.tensor_model_parallel_size < 1) {
-    throw sim::ConfigError("plan.tensor_model_parallel_size", std::to_string(scenario.plan.tensor_model_parallel_size),
-                           "an integer >= 1");
-  }
-  if (scenario.plan.pipeline_model_parallel_size < 1) {
-    throw sim::ConfigError("plan.pipeline_model_parallel_size",
-                           std::to_string(scenario.plan.pipeline_model_parallel_size), "an integer >= 1");
-  }
+  models::validate(scenario.model);
 }
 
 }  // namespace megasim::scenarios

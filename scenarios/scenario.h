@@ -1,4 +1,4 @@
-// The Scenario: plain structs describing one study's inputs. TOML files, `--set` overrides and (later)
+// The Scenario: plain structs describing one study's inputs. TOML files, `--set` overrides and
 // Python all build this same struct; nothing below scenarios/ sees a toml:: type.
 #pragma once
 
@@ -7,27 +7,36 @@
 
 #include "backend/sim/fabric.h"
 #include "models/collective.h"
+#include "models/model_spec.h"
+#include "models/plan.h"
 #include "topology/cluster_params.h"
 
 namespace megasim::scenarios {
 
-// The parallel split used when a study needs Megatron process groups (for example the DP groups
-// of `megasim collective --group dp`). Data parallelism is derived from the GPU count.
-struct PlanParams {
-  std::int64_t tensor_model_parallel_size = 8;
-  std::int64_t pipeline_model_parallel_size = 8;
-};
-
+// The defaults describe MegaScale's 175B model (Jiang et al., NSDI'24, Table 1 and
+// ../shared/calibration/megascale_setup.md) as Megatron-LM would run it on 1,024 A100s: TP=8 inside
+// a server, PP=8 with 6 virtual stages per rank (2 layers each), sequence parallelism, selective
+// recompute, the distributed optimizer, micro-batch 1 and the strong-scaling global batch of 768.
 struct Scenario {
+  Scenario();
+
   std::string name = "default";
-  std::uint64_t seed = 1;  // master seed; every random stream derives from it by name
-  topo::ClusterParams cluster;
+  std::uint64_t seed = 1;             // master seed; every random stream derives from it by name
+  std::string gpu = "A100-SXM-80GB";  // a name of models::known_gpus()
+  topo::ClusterParams cluster;        // nvlink_gbytes_per_s = 0 means: from the GPU's spec
   backend::FabricParams fabric;
   models::CollectiveParams collective;
-  PlanParams plan;
+  models::ModelSpec model;
+  models::ParallelPlan plan;
 };
 
-// Checks every section (throws sim::ConfigError naming the first bad key).
+// Checks the cluster, GPU, fabric, collective and model sections (throws sim::ConfigError naming
+// the first bad key). The plan is checked where a study needs it (models::resolve_plan), since a
+// fabric-only study must not fail on a plan it does not use.
 void validate(const Scenario& scenario);
+
+// The cluster parameters with the GPU-derived defaults filled in: NVLink bandwidth each way is half
+// the GPU's total NVLink bandwidth when cluster.nvlink_gbytes_per_s is 0.
+topo::ClusterParams effective_cluster(const Scenario& scenario);
 
 }  // namespace megasim::scenarios

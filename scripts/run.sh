@@ -7,5 +7,7 @@ bash scripts/build.sh
 scenario=scenarios/megascale/megascale_12288.toml
 echo "== megasim topo $scenario"
 ./build/cli/megasim topo "$scenario"
+echo "== megasim plan $scenario"
+./build/cli/megasim plan "$scenario"
 echo "== megasim collective $scenario --group dp --bytes 1GiB"
 ./build/cli/megasim collective "$scenario" --group dp --bytes 1GiB "$@"

@@ -123,6 +123,16 @@ TEST(Cli, DefaultScenarioFileLoads) {
   EXPECT_NE(r.output.find("\"gpus\": 12288"), std::string::npos) << r.output;
 }
 
+TEST(Cli, PlanOfTheDefaultScenarioFits) {
+  const Result r = run("plan " + scenario("megascale/megascale_12288.toml") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"dp\": 192"), std::string::npos) << r.output;  // 12288 / (8 x 8)
+  EXPECT_NE(r.output.find("\"fits\": true"), std::string::npos) << r.output;
+  const Result bad = run("plan --set plan.tensor_model_parallel_size=3");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("plan.tensor_model_parallel_size"), std::string::npos) << bad.output;
+}
+
 TEST(Cli, KeysListsEveryKeyAndHelpExitsZero) {
   const Result keys = run("keys");
   ASSERT_EQ(keys.exit_code, 0);

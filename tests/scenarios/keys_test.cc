@@ -35,7 +35,7 @@ TEST(KeyTable, DefaultsRoundTripThroughOverrides) {
 
 TEST(KeyTable, DescribeListsEverySection) {
   const std::string text = describe_keys();
-  for (const char* section : {"[simulation]", "[cluster]", "[fabric]", "[collective]", "[plan]"}) {
+  for (const char* section : {"[simulation]", "[cluster]", "[fabric]", "[collective]", "[model]", "[plan]"}) {
     EXPECT_NE(text.find(section), std::string::npos) << section;
   }
   EXPECT_NE(text.find("tor_oversubscription"), std::string::npos);
@@ -43,10 +43,10 @@ TEST(KeyTable, DescribeListsEverySection) {
 
 TEST(KeyTable, UnknownKeyNamesSectionAndValidKeys) {
   try {
-    find_key("cluster", "gpu");
+    find_key("cluster", "gpu_count");
     FAIL() << "expected ConfigError";
   } catch (const sim::ConfigError& e) {
-    EXPECT_EQ(e.key(), "cluster.gpu");
+    EXPECT_EQ(e.key(), "cluster.gpu_count");
     EXPECT_NE(e.valid().find("gpus_per_server"), std::string::npos);
   }
   EXPECT_THROW(find_key("clutser", "gpus"), sim::ConfigError);

@@ -1,0 +1,101 @@
+#include "scenarios/plan_study.h"
+
+#include <fmt/format.h>
+
+#include "models/flops.h"
+#include "models/gpu_spec.h"
+#include "models/model_spec.h"
+#include "scenarios/json_writer.h"
+
+namespace megasim::scenarios {
+namespace {
+
+constexpr double kGB = 1e9;
+
+void write_breakdown(JsonWriter& w, const models::MemoryBreakdown& m) {
+  w.begin_object();
+  w.field("parameters", m.parameters_bytes).field("gradients", m.gradients_bytes);
+  w.field("optimizer", m.optimizer_bytes).field("activations", m.activations_bytes);
+  w.field("total", m.total_bytes());
+  w.end_object();
+}
+
+}  // namespace
+
+PlanReport run_plan_study(const Scenario& s) {
+  validate(s);
+  const models::GpuSpec& gpu = models::find_gpu(s.gpu, "cluster.gpu");
+  PlanReport r;
+  r.plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
+  r.gpu = gpu.name;
+  r.hbm_bytes = gpu.hbm_gbytes * kGB;
+  r.parameters = models::parameter_count(s.model, r.plan.tp);
+  r.memory = models::estimate_memory(s.model, r.plan);
+  r.fits = static_cast<double>(r.memory.peak().total_bytes()) <= r.hbm_bytes;
+  const models::IterationFlops flops = models::iteration_flops(s.model, r.plan);
+  r.model_flops_per_iteration = flops.model;
+  r.hardware_flops_per_iteration = flops.hardware;
+  r.tokens_per_iteration = r.plan.tokens_per_iteration(s.model.seq_length);
+  r.flop_convention = std::string(models::kFlopConvention);
+  return r;
+}
+
+std::string to_text(const PlanReport& r) {
+  const models::ResolvedPlan& p = r.plan;
+  std::string out = fmt::format("plan: {} GPUs = TP {} x PP {} x DP {}", p.world_size, p.tp, p.pp, p.dp);
+  if (p.interleaved()) out += fmt::format(", {} virtual stages per rank", p.virtual_stages);
+  out += fmt::format("; {} micro-batches of {} per iteration, {} layers per stage\n", p.num_microbatches,
+                     p.plan.micro_batch_size, p.layers_per_stage);
+  for (const std::string& w : p.warnings) out += fmt::format("warning: {}\n", w);
+  out += fmt::format("model: {:.1f} B parameters, padded vocabulary {}\n", static_cast<double>(r.parameters) / 1e9,
+                     p.padded_vocab_size);
+  out += fmt::format("memory per GPU ({}, {:.0f} GB):\n", r.gpu, r.hbm_bytes / kGB);
+  out += fmt::format("  {:>5} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "stage", "params GB", "grads GB", "optim GB",
+                     "activ. GB", "total GB");
+  for (std::size_t i = 0; i < r.memory.stages.size(); ++i) {
+    const models::MemoryBreakdown& m = r.memory.stages[i];
+    out += fmt::format("  {:>5} {:>10.2f} {:>10.2f} {:>10.2f} {:>12.2f} {:>10.2f}\n", i,
+                       static_cast<double>(m.parameters_bytes) / kGB, static_cast<double>(m.gradients_bytes) / kGB,
+                       static_cast<double>(m.optimizer_bytes) / kGB, static_cast<double>(m.activations_bytes) / kGB,
+                       static_cast<double>(m.total_bytes()) / kGB);
+  }
+  const double peak = static_cast<double>(r.memory.peak().total_bytes());
+  out += r.fits ? fmt::format("fits: peak {:.2f} GB on stage {} of {:.0f} GB\n", peak / kGB, r.memory.peak_stage(),
+                              r.hbm_bytes / kGB)
+                : fmt::format("DOES NOT FIT: stage {} needs {:.2f} GB, the {} has {:.0f} GB\n", r.memory.peak_stage(),
+                              peak / kGB, r.gpu, r.hbm_bytes / kGB);
+  out += fmt::format("FLOPs per iteration: {:.4g} model, {:.4g} hardware ({} tokens)\nconvention: {}\n",
+                     r.model_flops_per_iteration, r.hardware_flops_per_iteration, r.tokens_per_iteration,
+                     r.flop_convention);
+  return out;
+}
+
+std::string to_json(const PlanReport& r) {
+  const models::ResolvedPlan& p = r.plan;
+  JsonWriter w;
+  w.begin_object();
+  w.key("plan").begin_object();
+  w.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("vpp", p.virtual_stages);
+  w.field("micro_batch_size", p.plan.micro_batch_size).field("num_microbatches", p.num_microbatches);
+  w.field("global_batch_size", p.plan.global_batch_size).field("layers_per_stage", p.layers_per_stage);
+  w.end_object();
+  w.key("warnings").begin_array();
+  for (const std::string& warning : p.warnings) w.value(warning);
+  w.end_array();
+  w.field("gpu", r.gpu).field("hbm_bytes", r.hbm_bytes).field("parameters", r.parameters);
+  w.key("memory").begin_object();
+  w.field("peak_stage", r.memory.peak_stage()).field("fits", r.fits);
+  w.key("peak");
+  write_breakdown(w, r.memory.peak());
+  w.key("stages").begin_array();
+  for (const models::MemoryBreakdown& m : r.memory.stages) write_breakdown(w, m);
+  w.end_array();
+  w.end_object();
+  w.field("model_flops_per_iteration", r.model_flops_per_iteration);
+  w.field("hardware_flops_per_iteration", r.hardware_flops_per_iteration);
+  w.field("tokens_per_iteration", r.tokens_per_iteration).field("flop_convention", r.flop_convention);
+  w.end_object();
+  return w.str() + "\n";
+}
+
+}  // namespace megasim::scenarios
