@@ -1,0 +1,29 @@
+// Time of compute ops on one GPU: the roofline of DESIGN.md "Compute" applied to layer_ops.h's ops
+// through compute_cost.h: GEMMs by gemm_time_s on their shape; attention by its kernel
+// (FlashAttention-2 when plan.use_flash_attention, else Megatron's unfused batched GEMMs plus the
+// memory-bound softmax/mask/dropout); elementwise ops and norms by memory_bound_time_s. Each op pays
+// the launch overhead once.
+#pragma once
+
+#include "models/compute_cost.h"
+#include "models/gpu_spec.h"
+#include "models/layer_ops.h"
+#include "models/plan.h"
+#include "models/workload.h"
+
+namespace megasim::models {
+
+// Seconds for one op on one GPU.
+double op_time_s(const LayerOp& op, const ParallelPlan& plan, const GpuSpec& gpu, const ComputeCalibration& calib);
+
+// Seconds for one run of a kernel list's ops (compute only; its TP collectives are timed by the
+// backend, which owns the interconnect).
+double kernel_list_compute_time_s(const KernelList& kernels, const ParallelPlan& plan, const GpuSpec& gpu,
+                                  const ComputeCalibration& calib);
+
+// Seconds of the list's GEMMs alone: what tensor-parallel communication can hide behind when
+// plan.tp_comm_overlap fuses it with the neighbouring GEMMs.
+double kernel_list_gemm_time_s(const KernelList& kernels, const ParallelPlan& plan, const GpuSpec& gpu,
+                               const ComputeCalibration& calib);
+
+}  // namespace megasim::models

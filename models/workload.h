@@ -1,0 +1,118 @@
+// The workload of one training iteration: what every rank computes and communicates, in schedule
+// order, independent of any hardware. The same Workload goes to every backend (DESIGN.md "One data
+// flow"): the simulator times it on the modelled cluster, a real backend runs it.
+//
+// Structure. All ranks of a pipeline stage run the same program; a rank's tensor-parallel index and
+// data-parallel replica only select its peers and groups (Megatron rank order tp-dp-pp, see
+// parallel_groups.h). So the workload holds one StageProgram per pipeline stage, and kernel lists
+// (the ops of a chunk's forward, backward, ...) once each, referenced by index. A 12,288-GPU plan
+// is therefore a few thousand tasks, not tens of millions.
+//
+// Semantics a backend must follow:
+//  - Streams. Each rank has a compute stream and three communication streams (tp, pp, dp). Tasks of
+//    one stream run in program order, one at a time, except kPpSend/kPpRecv (see below).
+//  - Dependencies. A task starts when its stream is free and every task in `deps` (indices into the
+//    same StageProgram, always earlier tasks) has finished on this rank.
+//  - Compute tasks run their kernel list `repeat` times. Tensor-parallel collectives inside that
+//    work (the all-reduce, or with sequence parallelism the all-gather / reduce-scatter pairs, of
+//    every layer) are listed in `tp_collectives` of the kernel list and belong to the task: they run
+//    on the TP group (one server's NVLink) between the kernels; with plan.tp_comm_overlap they
+//    overlap the GEMMs they are fused with (MegaScale §3.1) and only the excess is exposed.
+//  - Pipeline point-to-point. kPpSend / kPpRecv are posted in program order once their deps are met
+//    (posting takes no time and does not block the stream, like Megatron's batched isend/irecv); a
+//    transfer starts when both the send on one stage and the recv with the same tag on the peer
+//    stage (same data-parallel replica, same tensor-parallel rank) are posted, and both tasks finish
+//    when it ends. Compute that needs the data depends on the recv; without plan.overlap_p2p_comm
+//    the next compute task also depends on the preceding send (Megatron waits for it).
+//  - Data-parallel collectives (kDpCollective) run over the rank's data-parallel group (same stage,
+//    same TP index, every replica), one call per gradient or parameter bucket, in program order on
+//    the dp stream.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/collective.h"
+#include "models/layer_ops.h"
+#include "models/model_spec.h"
+#include "models/plan.h"
+
+namespace megasim::models {
+
+enum class StreamKind : std::uint8_t { kCompute, kTp, kPp, kDp };
+enum class TaskKind : std::uint8_t { kCompute, kPpSend, kPpRecv, kDpCollective };
+// What a task is for, for the report's breakdown and the trace's names.
+enum class TaskCategory : std::uint8_t {
+  kForward,             // a model chunk's forward (with the embedding on the first, loss on the last stage)
+  kBackward,            // a model chunk's backward (with recomputation when the plan recomputes)
+  kOptimizer,           // the optimizer step on the rank's parameter shard
+  kDataLoading,         // reading the next batch when data loading is not asynchronous
+  kPipelineForward,     // activations to the next stage
+  kPipelineBackward,    // gradients to the previous stage
+  kGradientReduce,      // DP reduce-scatter (distributed optimizer) or all-reduce of a grad bucket
+  kParameterGather,     // DP all-gather of updated parameters (distributed optimizer)
+};
+
+std::string_view to_string(StreamKind stream);
+std::string_view to_string(TaskKind kind);
+std::string_view to_string(TaskCategory category);
+
+struct TpCollective {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  double bytes = 0;  // nccl-tests size of one call
+  std::int32_t count = 0;  // calls per run of the kernel list
+  // Whether plan.tp_comm_overlap hides these calls behind the neighbouring GEMMs.
+  bool overlappable = false;
+};
+
+// The ops of one kind of compute work, for one micro-batch on one TP rank.
+struct KernelList {
+  std::string name;                           // "chunk forward", "chunk backward", "embedding", ...
+  std::vector<LayerOp> ops;                   // execution order
+  std::vector<TpCollective> tp_collectives;   // inside one run of `ops`
+};
+
+struct Task {
+  TaskKind kind = TaskKind::kCompute;
+  StreamKind stream = StreamKind::kCompute;
+  TaskCategory category = TaskCategory::kForward;
+  std::int32_t microbatch = -1;  // -1 when not tied to one
+  std::int32_t chunk = -1;       // model chunk (virtual stage index on this rank); -1 when none
+  // kCompute: kernel lists run in order, each `repeat` times (e.g. {chunk forward x 2 layers,
+  // output layer x 1}).
+  struct KernelRun {
+    std::int32_t kernels = -1;  // index into Workload::kernels
+    std::int32_t repeat = 1;
+  };
+  std::vector<KernelRun> runs;
+  // kPpSend / kPpRecv: the peer stage is (stage + peer_offset) mod pp (+1 or -1); the tag pairs a
+  // send with its recv.
+  std::int32_t peer_offset = 0;
+  std::int64_t tag = -1;
+  // kPpSend / kPpRecv / kDpCollective: bytes (per TP rank; the nccl-tests size for collectives).
+  double bytes = 0;
+  CollectiveOp op = CollectiveOp::kSendRecv;  // kDpCollective: reduce_scatter, all_gather or all_reduce
+  std::vector<std::int32_t> deps;             // earlier tasks of this program that must finish first
+};
+
+struct StageProgram {
+  std::vector<Task> tasks;
+};
+
+struct Workload {
+  ModelSpec model;
+  ResolvedPlan plan;
+  std::vector<KernelList> kernels;
+  std::vector<StageProgram> stages;  // index = pipeline stage
+  double model_flops = 0;            // whole job, one iteration (flops.h convention)
+  double hardware_flops = 0;
+};
+
+// Builds the iteration: Megatron's schedule per stage (pipeline_schedule.h), the kernel lists from
+// layer_ops.h, PP transfers of s*b*h/t (sequence parallel) or s*b*h bf16 values per TP rank, the DP
+// gradient reduction in buckets (reduce-scatter with the distributed optimizer, else all-reduce) and
+// the parameter all-gather, the optimizer step. The plan must be resolved (resolve_plan).
+Workload build_workload(const ModelSpec& model, const ResolvedPlan& plan);
+
+}  // namespace megasim::models
