@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 bash scripts/build.sh
-scenario=scenarios/megascale/megascale_12288.toml
+scenario=scenarios/megascale/175b_megatron.toml
 echo "== megasim topo $scenario"
 ./build/cli/megasim topo "$scenario"
 echo "== megasim plan $scenario"

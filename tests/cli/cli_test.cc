@@ -118,13 +118,13 @@ TEST(Cli, CollectiveBadInputs) {
 }
 
 TEST(Cli, DefaultScenarioFileLoads) {
-  const Result r = run("topo " + scenario("megascale/megascale_12288.toml") + " --json");
+  const Result r = run("topo " + scenario("megascale/175b_megatron.toml") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\"gpus\": 12288"), std::string::npos) << r.output;
 }
 
 TEST(Cli, PlanOfTheDefaultScenarioFits) {
-  const Result r = run("plan " + scenario("megascale/megascale_12288.toml") + " --json");
+  const Result r = run("plan " + scenario("megascale/175b_megatron.toml") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\"dp\": 192"), std::string::npos) << r.output;  // 12288 / (8 x 8)
   EXPECT_NE(r.output.find("\"fits\": true"), std::string::npos) << r.output;

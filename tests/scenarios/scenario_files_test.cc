@@ -1,0 +1,57 @@
+// Every scenario file shipped in scenarios/ loads, validates and resolves to a plan that fits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "scenarios/loader.h"
+#include "scenarios/plan_study.h"
+
+namespace megasim::scenarios {
+namespace {
+
+std::vector<std::filesystem::path> scenario_files() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::string(MEGASIM_SOURCE_DIR) + "/scenarios")) {
+    if (entry.path().extension() == ".toml") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(ScenarioFiles, EveryShippedScenarioResolvesAndFits) {
+  const auto files = scenario_files();
+  ASSERT_GE(files.size(), 4u);
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.string());
+    const Scenario s = load_scenario_file(file.string());
+    const PlanReport report = run_plan_study(s);
+    EXPECT_TRUE(report.fits);
+    EXPECT_EQ(report.plan.world_size, s.cluster.gpus);
+  }
+}
+
+// The MegaScale files state the published configurations (megascale_setup.md): 175B at TP=8, PP=8
+// with 6 virtual stages; 530B at TP=8, PP=35 with 3.
+TEST(ScenarioFiles, MegaScalePlansMatchThePaper) {
+  const std::string dir = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale/";
+  for (const char* name : {"175b_megatron.toml", "175b_megascale.toml"}) {
+    const PlanReport r = run_plan_study(load_scenario_file(dir + name));
+    EXPECT_EQ(r.plan.tp, 8);
+    EXPECT_EQ(r.plan.pp, 8);
+    EXPECT_EQ(r.plan.virtual_stages, 6);
+    EXPECT_EQ(r.plan.dp, 12288 / 64);
+  }
+  for (const char* name : {"530b_megatron.toml", "530b_megascale.toml"}) {
+    const PlanReport r = run_plan_study(load_scenario_file(dir + name));
+    EXPECT_EQ(r.plan.pp, 35);
+    EXPECT_EQ(r.plan.virtual_stages, 3);
+    EXPECT_EQ(r.plan.dp, 11200 / 280);
+  }
+}
+
+}  // namespace
+}  // namespace megasim::scenarios
