@@ -2,7 +2,10 @@
 // through compute_cost.h: GEMMs by gemm_time_s on their shape; attention by its kernel
 // (FlashAttention-2 when plan.use_flash_attention, else Megatron's unfused batched GEMMs plus the
 // memory-bound softmax/mask/dropout); elementwise ops and norms by memory_bound_time_s. Each op pays
-// the launch overhead once.
+// the launch overhead once (FlashAttention-2's backward three times: it launches three kernels, see
+// compute_cost.h). FlashAttention-2 is timed from the shape layer_ops.h gives it (s queries, s keys,
+// causal, the plan's window) with compute_cost.h's exact count of the (q, k) pairs its masks keep;
+// its backward is the op whose name ends in "_bwd".
 #pragma once
 
 #include "models/compute_cost.h"
@@ -21,8 +24,8 @@ double op_time_s(const LayerOp& op, const ParallelPlan& plan, const GpuSpec& gpu
 double kernel_list_compute_time_s(const KernelList& kernels, const ParallelPlan& plan, const GpuSpec& gpu,
                                   const ComputeCalibration& calib);
 
-// Seconds of the list's GEMMs alone: what tensor-parallel communication can hide behind when
-// plan.tp_comm_overlap fuses it with the neighbouring GEMMs.
+// Seconds of the list's GEMMs alone (OpKind::kGemm: the linear layers; attention kernels are never
+// fused with communication): what tensor-parallel communication marked overlappable can hide behind.
 double kernel_list_gemm_time_s(const KernelList& kernels, const ParallelPlan& plan, const GpuSpec& gpu,
                                const ComputeCalibration& calib);
 

@@ -27,6 +27,14 @@
 //  - Data-parallel collectives (kDpCollective) run over the rank's data-parallel group (same stage,
 //    same TP index, every replica), one call per gradient or parameter bucket, in program order on
 //    the dp stream.
+//  - Tied embeddings with pp > 1: the first and last stages all-reduce the word-embedding gradient
+//    between them (Megatron's embedding group) as a kPpSend + kPpRecv pair in each direction on the
+//    pp stream (a two-member ring all-reduce sends the whole buffer each way), category
+//    kGradientReduce, tags above every activation tag.
+//  - Synchronous data loading (plan.async_data_loading off) is a kCompute task of category
+//    kDataLoading whose kernel list has no ops, only TP broadcasts (Megatron's get_batch; none at
+//    tp = 1).
+// What each plan switch does to the program is written where it is built (workload_*.cc).
 #pragma once
 
 #include <cstdint>
@@ -44,14 +52,14 @@ enum class StreamKind : std::uint8_t { kCompute, kTp, kPp, kDp };
 enum class TaskKind : std::uint8_t { kCompute, kPpSend, kPpRecv, kDpCollective };
 // What a task is for, for the report's breakdown and the trace's names.
 enum class TaskCategory : std::uint8_t {
-  kForward,             // a model chunk's forward (with the embedding on the first, loss on the last stage)
-  kBackward,            // a model chunk's backward (with recomputation when the plan recomputes)
-  kOptimizer,           // the optimizer step on the rank's parameter shard
-  kDataLoading,         // reading the next batch when data loading is not asynchronous
-  kPipelineForward,     // activations to the next stage
-  kPipelineBackward,    // gradients to the previous stage
-  kGradientReduce,      // DP reduce-scatter (distributed optimizer) or all-reduce of a grad bucket
-  kParameterGather,     // DP all-gather of updated parameters (distributed optimizer)
+  kForward,           // a model chunk's forward (with the embedding on the first, loss on the last stage)
+  kBackward,          // a model chunk's backward (with recomputation when the plan recomputes)
+  kOptimizer,         // the optimizer step on the rank's parameter shard
+  kDataLoading,       // reading the next batch when data loading is not asynchronous
+  kPipelineForward,   // activations to the next stage
+  kPipelineBackward,  // gradients to the previous stage
+  kGradientReduce,    // DP reduce-scatter (distributed optimizer) or all-reduce of a grad bucket
+  kParameterGather,   // DP all-gather of updated parameters (distributed optimizer)
 };
 
 std::string_view to_string(StreamKind stream);
@@ -60,17 +68,25 @@ std::string_view to_string(TaskCategory category);
 
 struct TpCollective {
   CollectiveOp op = CollectiveOp::kAllReduce;
-  double bytes = 0;  // nccl-tests size of one call
+  double bytes = 0;        // nccl-tests size of one call
   std::int32_t count = 0;  // calls per run of the kernel list
-  // Whether plan.tp_comm_overlap hides these calls behind the neighbouring GEMMs.
+  // Whether these calls run concurrently with the list's GEMMs (kernel_list_gemm_time_s), so only
+  // the excess over them is exposed: all layer collectives under plan.tp_comm_overlap (MegaScale
+  // §3.1), and, in every plan, Megatron's asynchronous backward calls (the grad-input all-reduce or
+  // reduce-scatter issued before the weight-gradient GEMM, the sequence-parallel input re-gather
+  // issued before the data-gradient GEMM; tensor_parallel/layers.py). The builder decides; a
+  // backend needs no plan flag to interpret it.
   bool overlappable = false;
 };
 
 // The ops of one kind of compute work, for one micro-batch on one TP rank.
 struct KernelList {
-  std::string name;                           // "chunk forward", "chunk backward", "embedding", ...
-  std::vector<LayerOp> ops;                   // execution order
-  std::vector<TpCollective> tp_collectives;   // inside one run of `ops`
+  std::string name;                          // "chunk forward", "chunk backward", "embedding", ...
+  std::vector<LayerOp> ops;                  // execution order
+  std::vector<TpCollective> tp_collectives;  // inside one run of `ops`
+  // The first `recompute_ops` ops rerun forward ops (recomputation inside backward): they count in
+  // hardware FLOPs, not in model FLOPs.
+  std::int32_t recompute_ops = 0;
 };
 
 struct Task {
@@ -114,5 +130,22 @@ struct Workload {
 // gradient reduction in buckets (reduce-scatter with the distributed optimizer, else all-reduce) and
 // the parameter all-gather, the optimizer step. The plan must be resolved (resolve_plan).
 Workload build_workload(const ModelSpec& model, const ResolvedPlan& plan);
+
+// FLOPs (flops.h convention) of one run of a kernel list: model FLOPs leave out the recompute ops.
+double kernel_list_model_flops(const KernelList& kernels);
+double kernel_list_hardware_flops(const KernelList& kernels);
+// FLOPs of one task on one rank (its runs times their repeats; 0 for communication tasks).
+double task_model_flops(const Workload& workload, const Task& task);
+double task_hardware_flops(const Workload& workload, const Task& task);
+
+// Parameters held by one GPU of `stage` in its model chunk `chunk` (TP-sharded): the chunk's layers,
+// plus the embeddings in chunk 0 of the first stage and the final LayerNorm and output weights in
+// the last chunk of the last stage. Sums over chunks to stage_parameter_count.
+std::int64_t chunk_parameter_count(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage,
+                                   std::int64_t chunk);
+// Megatron core DDP's gradient buckets of one model chunk, in parameters, in the order backward
+// fills them (see workload_dp.cc for the rule).
+std::vector<std::int64_t> gradient_bucket_params(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage,
+                                                 std::int64_t chunk);
 
 }  // namespace megasim::models

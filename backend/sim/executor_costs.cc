@@ -1,0 +1,51 @@
+// Durations of compute tasks: kernel-list times from the cost model (models/op_time.h) or the
+// caller's table, scaled by the unit's slowdown, plus the TP collectives no GEMM hides.
+#include <algorithm>
+
+#include "backend/sim/executor_impl.h"
+#include "models/op_time.h"
+#include "sim/error.h"
+
+namespace megasim::backend::detail {
+
+std::vector<KernelCost> kernel_costs(const IterationInputs& in) {
+  const models::Workload& w = *in.workload;
+  std::vector<KernelCost> out(w.kernels.size());
+  for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+    if (!in.kernel_times.empty()) {
+      out[i] = {in.kernel_times[i].compute_s, in.kernel_times[i].gemm_s};
+      continue;
+    }
+    out[i].compute_s = models::kernel_list_compute_time_s(w.kernels[i], w.plan.plan, in.gpu, in.calibration);
+    out[i].gemm_s = models::kernel_list_gemm_time_s(w.kernels[i], w.plan.plan, in.gpu, in.calibration);
+  }
+  return out;
+}
+
+TaskTimes task_times(const models::StageProgram& program, const std::vector<KernelCost>& costs,
+                     const std::vector<TpTime>& tp, double slowdown) {
+  TaskTimes out;
+  out.duration.assign(program.tasks.size(), 0);
+  out.tp_exposed.assign(program.tasks.size(), 0);
+  for (std::size_t t = 0; t < program.tasks.size(); ++t) {
+    const models::Task& task = program.tasks[t];
+    if (task.kind != models::TaskKind::kCompute) continue;
+    double compute = 0;
+    double exposed = 0;
+    for (const models::Task::KernelRun& run : task.runs) {
+      MEGASIM_ASSERT(run.kernels >= 0 && static_cast<std::size_t>(run.kernels) < costs.size(),
+                     "a compute task names an unknown kernel list");
+      const auto k = static_cast<std::size_t>(run.kernels);
+      const double repeat = static_cast<double>(run.repeat);
+      compute += repeat * costs[k].compute_s * slowdown;
+      // The workload marks which calls overlap GEMMs (models::TpCollective::overlappable).
+      const double hidden_behind = costs[k].gemm_s * slowdown;
+      exposed += repeat * (tp[k].plain_s + std::max(0.0, tp[k].overlappable_s - hidden_behind));
+    }
+    out.duration[t] = sim::from_seconds(compute + exposed);
+    out.tp_exposed[t] = sim::from_seconds(exposed);
+  }
+  return out;
+}
+
+}  // namespace megasim::backend::detail

@@ -1,0 +1,42 @@
+// Data-parallel collectives: the k-th DP task of a stage is one NCCL call on each of the stage's tp
+// DP groups. NCCL starts moving data only when every member has called it, so the call waits for
+// the last replica to issue it; each group then runs its ring on the fabric, and the task ends in
+// every replica when the last group is done (the replicas of a stage wait on the same calls).
+#include "backend/sim/executor_impl.h"
+#include "sim/error.h"
+
+namespace megasim::backend::detail {
+
+void Executor::issue_dp(std::int32_t u, std::int32_t task) {
+  const Unit& unit = units_[static_cast<std::size_t>(u)];
+  const std::int32_t call = stages_[static_cast<std::size_t>(unit.stage)].dp_call[static_cast<std::size_t>(task)];
+  DpCall& c = dp_calls_[static_cast<std::size_t>(unit.stage)][static_cast<std::size_t>(call)];
+  MEGASIM_ASSERT(c.task == task, "replicas of a stage disagree on their DP calls");
+  if (++c.issued == dp_) launch_dp(unit.stage, call);
+}
+
+void Executor::launch_dp(std::int32_t stage, std::int32_t call) {
+  DpCall& c = dp_calls_[static_cast<std::size_t>(stage)][static_cast<std::size_t>(call)];
+  const models::Task& task = workload_.stages[static_cast<std::size_t>(stage)].tasks[static_cast<std::size_t>(c.task)];
+  for (std::int64_t d = 0; d < dp_; ++d) record(unit_of(stage, d), c.task).transfer_start = sim_.now();
+  c.running = static_cast<std::int32_t>(tp_);
+  for (std::int64_t t = 0; t < tp_; ++t) {
+    const auto group = static_cast<std::size_t>(stage * tp_ + t);
+    CollectiveJob job;
+    job.members = dp_members_[group];
+    job.plan = models::plan_collective(task.op, models::CollectiveAlgorithm::kRing, task.bytes, dp_servers_[group],
+                                       in_.collective);
+    job.communicator = static_cast<std::int64_t>(dp_communicator(stage, t));
+    runner_.start(std::move(job), [this, stage, call](const CollectiveResult&) { on_dp_done(stage, call); });
+    ++dp_collectives_;
+  }
+}
+
+void Executor::on_dp_done(std::int32_t stage, std::int32_t call) {
+  DpCall& c = dp_calls_[static_cast<std::size_t>(stage)][static_cast<std::size_t>(call)];
+  MEGASIM_ASSERT(c.running > 0, "a DP collective ended that was not running");
+  if (--c.running > 0) return;
+  for (std::int64_t d = 0; d < dp_; ++d) finish_task(unit_of(stage, d), c.task);
+}
+
+}  // namespace megasim::backend::detail

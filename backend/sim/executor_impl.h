@@ -1,0 +1,155 @@
+// Private state of the iteration executor, shared by its implementation files:
+//   iteration_executor.cc  input checks, setup of units, the run, the trace
+//   executor_stages.cc     per-stage dependency lists, stream orders, send/recv matching
+//   executor_costs.cc      kernel-list costs and compute task durations
+//   executor_streams.cc    streams, dependencies, compute tasks
+//   executor_p2p.cc        pipeline send/recv matching and transfers
+//   executor_dp.cc         data-parallel collectives
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "backend/sim/collective_runner.h"
+#include "backend/sim/fabric.h"
+#include "backend/sim/iteration_executor.h"
+#include "backend/sim/tp_collective_time.h"
+#include "sim/simulator.h"
+
+namespace megasim::backend::detail {
+
+inline constexpr std::size_t kStreams = 4;  // models::StreamKind values
+
+// Facts about one stage program that every unit of the stage shares.
+struct StageInfo {
+  std::vector<std::int32_t> dep_count;         // deps per task
+  std::vector<std::int32_t> dependents_begin;  // CSR: dependents of task i at [begin[i], begin[i+1])
+  std::vector<std::int32_t> dependents;
+  std::array<std::vector<std::int32_t>, kStreams> stream_tasks;  // per stream, in program order
+  std::vector<std::int32_t> peer_task;                           // kPpSend/kPpRecv: its match on the peer stage
+  std::vector<std::int32_t> dp_call;                             // kDpCollective: k (k-th on the stage)
+  std::int32_t dp_calls = 0;
+};
+
+// Compute task durations of one (stage, slowdown, TP group layout); 0 for other tasks.
+struct TaskTimes {
+  std::vector<sim::SimTime> duration;
+  std::vector<sim::SimTime> tp_exposed;
+};
+
+enum class TaskStatus : std::uint8_t { kWaiting, kStarted, kDone };
+
+struct Unit {
+  std::int32_t stage = 0;
+  std::int32_t replica = 0;
+  std::vector<topo::GpuId> gpus;  // by TP rank
+  const TaskTimes* times = nullptr;
+  std::vector<std::int32_t> pending;  // deps not yet done, per task
+  std::vector<TaskStatus> status;
+  std::array<std::size_t, kStreams> next{};  // position of the stream's head in stream_tasks
+  std::array<bool, kStreams> busy{};         // a blocking task is running on the stream
+};
+
+// A PP transfer in flight, indexed by its FlowId.
+struct Transfer {
+  std::int32_t send_unit = -1;
+  std::int32_t send_task = -1;
+  std::int32_t recv_unit = -1;
+  std::int32_t recv_task = -1;
+};
+
+// The k-th DP call of a stage.
+struct DpCall {
+  std::int32_t issued = 0;   // replicas that reached it
+  std::int32_t running = 0;  // its tp collectives not yet finished
+  std::int32_t task = -1;
+};
+
+// Per-kernel-list cost inputs at slowdown 1.
+struct KernelCost {
+  double compute_s = 0;
+  double gemm_s = 0;
+};
+
+// executor_stages.cc
+StageInfo stage_structure(const models::StageProgram& program);
+void match_p2p(const models::Workload& workload, std::vector<StageInfo>& stages);
+
+// executor_costs.cc
+std::vector<KernelCost> kernel_costs(const IterationInputs& in);
+TaskTimes task_times(const models::StageProgram& program, const std::vector<KernelCost>& costs,
+                     const std::vector<TpTime>& tp, double slowdown);
+
+class Executor {
+ public:
+  explicit Executor(const IterationInputs& in);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  Trace run(IterationStats* stats);
+
+ private:
+  // iteration_executor.cc
+  void build_stages();
+  void build_units();
+  void assign_times(const std::vector<KernelCost>& costs);
+  void build_dp_groups();
+  void check_finished() const;
+  void fill_flows();
+
+  // executor_streams.cc
+  void try_advance(std::int32_t u, std::size_t stream);
+  void start_task(std::int32_t u, std::int32_t task);
+  void finish_task(std::int32_t u, std::int32_t task);
+
+  // executor_p2p.cc
+  void post(std::int32_t u, std::int32_t task);
+  void start_transfer(std::int32_t send_unit, std::int32_t send_task, std::int32_t recv_unit, std::int32_t recv_task);
+  void on_transfer_done(FlowId id);
+
+  // executor_dp.cc
+  void issue_dp(std::int32_t u, std::int32_t task);
+  void launch_dp(std::int32_t stage, std::int32_t call);
+  void on_dp_done(std::int32_t stage, std::int32_t call);
+
+  [[nodiscard]] std::int32_t unit_of(std::int64_t stage, std::int64_t replica) const {
+    return static_cast<std::int32_t>(replica + dp_ * stage);
+  }
+  // NCCL communicator ids: one per DP group (stage, TP rank), then one per pipeline group (replica,
+  // TP rank), so concurrent collectives and transfers keep their own QPs.
+  [[nodiscard]] std::uint64_t dp_communicator(std::int64_t stage, std::int64_t tp_rank) const {
+    return static_cast<std::uint64_t>(stage * tp_ + tp_rank);
+  }
+  [[nodiscard]] std::uint64_t pipeline_communicator(std::int64_t replica, std::int64_t tp_rank) const {
+    return static_cast<std::uint64_t>(pp_ * tp_ + replica * tp_ + tp_rank);
+  }
+  [[nodiscard]] const models::Task& task_of(std::int32_t u, std::int32_t task) const {
+    return workload_.stages[static_cast<std::size_t>(units_[static_cast<std::size_t>(u)].stage)]
+        .tasks[static_cast<std::size_t>(task)];
+  }
+  [[nodiscard]] TaskRecord& record(std::int32_t u, std::int32_t task) {
+    return trace_.units[static_cast<std::size_t>(u)].records[static_cast<std::size_t>(task)];
+  }
+
+  const IterationInputs& in_;
+  const models::Workload& workload_;
+  const topo::Topology& topo_;
+  std::int64_t tp_ = 1, pp_ = 1, dp_ = 1;
+  sim::Simulator sim_;  // declared before the fabric and runner, which must not outlive it
+  Fabric fabric_;
+  CollectiveRunner runner_;
+  std::vector<StageInfo> stages_;
+  std::vector<Unit> units_;
+  std::deque<TaskTimes> times_;                        // stable addresses for Unit::times
+  std::vector<std::vector<DpCall>> dp_calls_;          // [stage][call]
+  std::vector<std::vector<topo::GpuId>> dp_members_;   // [stage * tp + tp rank]: GPUs by replica
+  std::vector<std::vector<std::int64_t>> dp_servers_;  // servers_of(dp_members_)
+  std::vector<Transfer> transfers_;                    // by FlowId value; DP flows stay empty
+  std::uint64_t dp_collectives_ = 0;
+  Trace trace_;
+};
+
+}  // namespace megasim::backend::detail

@@ -1,0 +1,68 @@
+// Streams and dependencies (models/workload.h): a task starts when it is the head of its stream, the
+// stream is free and its deps are done. Compute and DP tasks hold their stream until they end; PP
+// sends and recvs are posted in order without holding it.
+#include "backend/sim/executor_impl.h"
+#include "sim/error.h"
+
+namespace megasim::backend::detail {
+
+void Executor::try_advance(std::int32_t u, std::size_t stream) {
+  Unit& unit = units_[static_cast<std::size_t>(u)];
+  const std::vector<std::int32_t>& order = stages_[static_cast<std::size_t>(unit.stage)].stream_tasks[stream];
+  while (unit.next[stream] < order.size() && !unit.busy[stream]) {
+    const std::int32_t task = order[unit.next[stream]];
+    if (unit.pending[static_cast<std::size_t>(task)] > 0) return;
+    ++unit.next[stream];
+    start_task(u, task);
+  }
+}
+
+void Executor::start_task(std::int32_t u, std::int32_t task) {
+  Unit& unit = units_[static_cast<std::size_t>(u)];
+  const models::Task& t = task_of(u, task);
+  unit.status[static_cast<std::size_t>(task)] = TaskStatus::kStarted;
+  TaskRecord& r = record(u, task);
+  r.start = r.transfer_start = sim_.now();
+  switch (t.kind) {
+    case models::TaskKind::kCompute: {
+      unit.busy[static_cast<std::size_t>(t.stream)] = true;
+      r.tp_exposed = unit.times->tp_exposed[static_cast<std::size_t>(task)];
+      const sim::SimTime end = sim_.now() + unit.times->duration[static_cast<std::size_t>(task)];
+      sim_.schedule_at(end, [this, u, task] { finish_task(u, task); });
+      return;
+    }
+    case models::TaskKind::kPpSend:
+    case models::TaskKind::kPpRecv:
+      post(u, task);
+      return;
+    case models::TaskKind::kDpCollective:
+      unit.busy[static_cast<std::size_t>(t.stream)] = true;
+      issue_dp(u, task);
+      return;
+  }
+  MEGASIM_ASSERT(false, "unknown task kind");
+}
+
+void Executor::finish_task(std::int32_t u, std::int32_t task) {
+  Unit& unit = units_[static_cast<std::size_t>(u)];
+  const models::Task& t = task_of(u, task);
+  MEGASIM_ASSERT(unit.status[static_cast<std::size_t>(task)] == TaskStatus::kStarted, "a task ended twice");
+  unit.status[static_cast<std::size_t>(task)] = TaskStatus::kDone;
+  record(u, task).end = sim_.now();
+  const auto own_stream = static_cast<std::size_t>(t.stream);
+  if (t.kind == models::TaskKind::kCompute || t.kind == models::TaskKind::kDpCollective) {
+    unit.busy[own_stream] = false;
+  }
+  const StageInfo& info = stages_[static_cast<std::size_t>(unit.stage)];
+  const auto first = static_cast<std::size_t>(info.dependents_begin[static_cast<std::size_t>(task)]);
+  const auto last = static_cast<std::size_t>(info.dependents_begin[static_cast<std::size_t>(task) + 1]);
+  for (std::size_t i = first; i < last; ++i) {
+    const std::int32_t dependent = info.dependents[i];
+    if (--unit.pending[static_cast<std::size_t>(dependent)] == 0) {
+      try_advance(u, static_cast<std::size_t>(task_of(u, dependent).stream));
+    }
+  }
+  try_advance(u, own_stream);
+}
+
+}  // namespace megasim::backend::detail

@@ -1,0 +1,222 @@
+// Input checks, the units (one per stage and replica) with their durations and DP groups, and the
+// run that turns them into a Trace.
+#include "backend/sim/iteration_executor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "backend/sim/executor_impl.h"
+#include "sim/error.h"
+
+namespace megasim::backend {
+namespace {
+
+// The structure the caller builds (workload, placement): internal errors when wrong.
+void check_structure(const IterationInputs& in) {
+  MEGASIM_ASSERT(in.workload != nullptr && in.topology != nullptr, "iteration inputs need a workload and a topology");
+  const models::ResolvedPlan& plan = in.workload->plan;
+  MEGASIM_ASSERT(plan.tp >= 1 && plan.pp >= 1 && plan.dp >= 1, "the workload's plan is not resolved");
+  MEGASIM_ASSERT(static_cast<std::int64_t>(in.placement.size()) == plan.tp * plan.pp * plan.dp,
+                 "the placement needs one GPU per rank");
+  MEGASIM_ASSERT(static_cast<std::int64_t>(in.workload->stages.size()) == plan.pp,
+                 "the workload needs one stage program per pipeline stage");
+  const std::int64_t gpus = in.topology->num_gpus();
+  std::vector<bool> used(static_cast<std::size_t>(gpus), false);
+  for (const topo::GpuId g : in.placement) {
+    MEGASIM_ASSERT(g.valid() && g.value < gpus && !used[g.index()], "the placement needs distinct GPUs of the cluster");
+    used[g.index()] = true;
+  }
+}
+
+// Values that come from the user (stragglers, calibrated times): ConfigError when wrong.
+void check_values(const IterationInputs& in) {
+  const std::int64_t gpus = in.topology->num_gpus();
+  if (!in.gpu_slowdown.empty() && static_cast<std::int64_t>(in.gpu_slowdown.size()) != gpus) {
+    throw sim::ConfigError("stragglers.gpu_slowdown", fmt::format("{} factors", in.gpu_slowdown.size()),
+                           fmt::format("none or one per GPU ({})", gpus));
+  }
+  for (const double f : in.gpu_slowdown) {
+    if (!(std::isfinite(f) && f >= 1)) {
+      throw sim::ConfigError("stragglers.gpu_slowdown", fmt::format("{}", f), "a finite factor >= 1");
+    }
+  }
+  if (!in.kernel_times.empty() && in.kernel_times.size() != in.workload->kernels.size()) {
+    throw sim::ConfigError("iteration.kernel_times", fmt::format("{} entries", in.kernel_times.size()),
+                           fmt::format("none or one per kernel list ({})", in.workload->kernels.size()));
+  }
+  for (const KernelTime& k : in.kernel_times) {
+    if (!(std::isfinite(k.compute_s) && k.compute_s >= 0 && std::isfinite(k.gemm_s) && k.gemm_s >= 0)) {
+      throw sim::ConfigError("iteration.kernel_times", fmt::format("{} s, GEMMs {} s", k.compute_s, k.gemm_s),
+                             "finite times >= 0 s");
+    }
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+Executor::Executor(const IterationInputs& in)
+    : in_(in),
+      workload_(*in.workload),
+      topo_(*in.topology),
+      tp_(in.workload->plan.tp),
+      pp_(in.workload->plan.pp),
+      dp_(in.workload->plan.dp),
+      fabric_(sim_, *in.topology, in.fabric),
+      runner_(sim_, fabric_, in.collective) {
+  build_stages();
+  build_units();
+  assign_times(kernel_costs(in));
+  build_dp_groups();
+}
+
+Executor::~Executor() = default;
+
+void Executor::build_stages() {
+  for (const models::StageProgram& program : workload_.stages) stages_.push_back(stage_structure(program));
+  match_p2p(workload_, stages_);
+}
+
+void Executor::build_units() {
+  const std::int64_t units = pp_ * dp_;
+  units_.resize(static_cast<std::size_t>(units));
+  trace_.units.resize(static_cast<std::size_t>(units));
+  for (std::int64_t u = 0; u < units; ++u) {
+    Unit& unit = units_[static_cast<std::size_t>(u)];
+    TraceUnit& out = trace_.units[static_cast<std::size_t>(u)];
+    unit.stage = static_cast<std::int32_t>(u / dp_);
+    unit.replica = static_cast<std::int32_t>(u % dp_);
+    for (std::int64_t t = 0; t < tp_; ++t) {
+      out.ranks.push_back(u * tp_ + t);
+      unit.gpus.push_back(in_.placement[static_cast<std::size_t>(u * tp_ + t)]);
+    }
+    out.stage = unit.stage;
+    out.replica = unit.replica;
+    const StageInfo& info = stages_[static_cast<std::size_t>(unit.stage)];
+    unit.pending = info.dep_count;
+    unit.status.assign(info.dep_count.size(), TaskStatus::kWaiting);
+    out.records.resize(info.dep_count.size());
+    for (std::size_t i = 0; i < out.records.size(); ++i) out.records[i].task = static_cast<std::int32_t>(i);
+  }
+}
+
+// Units inside one server at slowdown 1 share their stage's durations; the others get their own.
+void Executor::assign_times(const std::vector<KernelCost>& costs) {
+  std::vector<TpTime> shared_tp;
+  std::vector<const TaskTimes*> shared(static_cast<std::size_t>(pp_), nullptr);
+  for (Unit& unit : units_) {
+    double slowdown = 1.0;
+    for (const topo::GpuId g : unit.gpus) {
+      if (!in_.gpu_slowdown.empty()) slowdown = std::max(slowdown, in_.gpu_slowdown[g.index()]);
+    }
+    const bool local = in_one_server(topo_, unit.gpus);
+    if (local && shared_tp.empty()) {
+      shared_tp = kernel_list_tp_times(workload_.kernels, topo_, in_.fabric, in_.collective, unit.gpus);
+    }
+    const models::StageProgram& program = workload_.stages[static_cast<std::size_t>(unit.stage)];
+    const TaskTimes*& stage_times = shared[static_cast<std::size_t>(unit.stage)];
+    if (local && slowdown == 1.0 && stage_times != nullptr) {
+      unit.times = stage_times;
+      continue;
+    }
+    const std::vector<TpTime> tp =
+        local ? shared_tp : kernel_list_tp_times(workload_.kernels, topo_, in_.fabric, in_.collective, unit.gpus);
+    unit.times = &times_.emplace_back(task_times(program, costs, tp, slowdown));
+    if (local && slowdown == 1.0) stage_times = unit.times;
+  }
+}
+
+void Executor::build_dp_groups() {
+  const models::ParallelLayout layout = workload_.plan.layout();
+  dp_members_.resize(static_cast<std::size_t>(pp_ * tp_));
+  dp_servers_.resize(dp_members_.size());
+  for (std::int64_t s = 0; s < pp_; ++s) {
+    for (std::int64_t t = 0; t < tp_; ++t) {
+      auto& members = dp_members_[static_cast<std::size_t>(s * tp_ + t)];
+      for (std::int64_t d = 0; d < dp_; ++d) {
+        members.push_back(in_.placement[static_cast<std::size_t>(layout.rank_of(t, d, s))]);
+      }
+      dp_servers_[static_cast<std::size_t>(s * tp_ + t)] = servers_of(topo_, members);
+    }
+    const StageInfo& info = stages_[static_cast<std::size_t>(s)];
+    auto& calls = dp_calls_.emplace_back(static_cast<std::size_t>(info.dp_calls));
+    for (std::size_t i = 0; i < info.dp_call.size(); ++i) {
+      if (info.dp_call[i] >= 0) calls[static_cast<std::size_t>(info.dp_call[i])].task = static_cast<std::int32_t>(i);
+    }
+  }
+}
+
+Trace Executor::run(IterationStats* stats) {
+  sim_.schedule_at(0, [this] {
+    for (std::size_t u = 0; u < units_.size(); ++u) {
+      for (std::size_t s = 0; s < kStreams; ++s) try_advance(static_cast<std::int32_t>(u), s);
+    }
+  });
+  sim_.run();
+  check_finished();
+  trace_.backend = "sim";
+  for (const TraceUnit& unit : trace_.units) {
+    for (const TaskRecord& r : unit.records) trace_.iteration_time = std::max(trace_.iteration_time, r.end);
+  }
+  if (in_.record_flows) fill_flows();
+  if (stats != nullptr) {
+    stats->events = sim_.events_processed();
+    stats->rate_recomputations = fabric_.rate_recomputations();
+    stats->flows = fabric_.completed_flows().size();
+    stats->dp_collectives = dp_collectives_;
+  }
+  return std::move(trace_);
+}
+
+// A task left unfinished means the workload's order is cyclic (e.g. blocking sends whose recvs are
+// posted behind other sends on the peer): an internal error of the workload builder, reported with
+// the first stuck task of the first stuck unit.
+void Executor::check_finished() const {
+  for (const Unit& unit : units_) {
+    for (std::size_t i = 0; i < unit.status.size(); ++i) {
+      if (unit.status[i] == TaskStatus::kDone) continue;
+      const models::Task& t = workload_.stages[static_cast<std::size_t>(unit.stage)].tasks[i];
+      const std::string message =
+          fmt::format("the workload deadlocked: task {} (kind {}, tag {}) of stage {} replica {} {} at t = {} ns", i,
+                      static_cast<int>(t.kind), t.tag, unit.stage, unit.replica,
+                      unit.status[i] == TaskStatus::kStarted ? "started and never ended" : "never started", sim_.now());
+      sim::assertion_failed("all tasks done", __FILE__, __LINE__, message.c_str());
+    }
+  }
+}
+
+void Executor::fill_flows() {
+  for (const FlowRecord& f : fabric_.completed_flows()) {
+    FlowTraceRecord& out = trace_.flows.emplace_back();
+    out.start = f.start;
+    out.end = f.end;
+    out.bytes_per_lane = f.bytes_per_lane;
+    out.lanes = f.lanes;
+    const Transfer* t = f.id.index() < transfers_.size() ? &transfers_[f.id.index()] : nullptr;
+    if (t == nullptr || t->send_unit < 0) {
+      out.label = "dp collective";
+      continue;
+    }
+    const Unit& from = units_[static_cast<std::size_t>(t->send_unit)];
+    const Unit& to = units_[static_cast<std::size_t>(t->recv_unit)];
+    const bool forward = task_of(t->send_unit, t->send_task).category != models::TaskCategory::kPipelineBackward;
+    out.label =
+        fmt::format("pp {} stage {} -> {} replica {}", forward ? "fwd" : "bwd", from.stage, to.stage, from.replica);
+  }
+}
+
+}  // namespace detail
+
+Trace simulate_iteration(const IterationInputs& inputs, IterationStats* stats) {
+  check_structure(inputs);
+  check_values(inputs);
+  detail::Executor executor(inputs);
+  return executor.run(stats);
+}
+
+}  // namespace megasim::backend

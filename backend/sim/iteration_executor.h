@@ -1,0 +1,79 @@
+// The simulated backend's iteration executor: plays a models::Workload on the modelled cluster and
+// returns the backend::Trace of one training iteration (DESIGN.md "One data flow").
+//
+// Execution model (the stream and dependency semantics are models/workload.h's):
+//  - One execution unit per (pipeline stage, data-parallel replica): its tensor-parallel group. The
+//    TP ranks of a unit run identical tasks at identical times on their own GPUs, so they share one
+//    timeline (TraceUnit). Unit u = replica + dp * stage holds ranks [u*tp, (u+1)*tp) (Megatron's
+//    tp-dp-pp order, models/parallel_groups.h), on the GPUs the placement gives them.
+//  - Compute tasks take sum over runs of repeat x (kernel-list compute time x the unit's slowdown +
+//    the exposed TP collective time). The slowdown is the largest gpu_slowdown over the unit's GPUs
+//    (a TP group runs in lock step, so its slowest GPU sets the pace). TP collectives are timed by
+//    tp_collective_time.h: the exact NVLink fast path for a group inside one server, else the
+//    collective alone on the fabric. Calls the workload marks overlappable hide behind the
+//    list's GEMMs: exposed = max(0, overlappable TP time - GEMM time x slowdown). At tp = 1 there is
+//    no TP collective (Megatron skips the call for a group of one).
+//  - Pipeline transfers: a send and the recv with the same tag on the peer stage (same replica) form
+//    one fabric flow whose lanes join the GPUs of equal TP rank; bytes_per_lane = task bytes; the
+//    flow pays its path latency. No launch latency is added (the NCCL p2p start-up is not modelled).
+//  - Data-parallel collectives: the k-th kDpCollective task of a stage is one NCCL call over each of
+//    the stage's tp DP groups. It begins when every replica has issued it (reached it on its dp
+//    stream with its dependencies met) and runs tp ring collectives on the fabric through the
+//    CollectiveRunner, one communicator per DP group (stable QPs); the task ends in every replica
+//    when all tp have finished. A group of one member pays only the base latency.
+// Determinism: events at one instant are processed in a fixed order (unit, then program order).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/sim/fabric.h"
+#include "backend/trace.h"
+#include "models/collective.h"
+#include "models/compute_cost.h"
+#include "models/gpu_spec.h"
+#include "models/workload.h"
+#include "topology/placement.h"
+#include "topology/topology.h"
+
+namespace megasim::backend {
+
+// Seconds of one run of a kernel list on an unslowed GPU: all of it, and its GEMMs alone (what
+// tensor-parallel communication can hide behind).
+struct KernelTime {
+  double compute_s = 0;
+  double gemm_s = 0;
+};
+
+struct IterationInputs {
+  const models::Workload* workload = nullptr;  // resolved plan inside; must outlive the call
+  const topo::Topology* topology = nullptr;    // must outlive the call
+  topo::Placement placement;                   // rank -> GPU, plan.world_size entries, distinct GPUs
+  FabricParams fabric;
+  models::CollectiveParams collective;
+  models::GpuSpec gpu;
+  models::ComputeCalibration calibration;
+  // Per GPU (indexed by GpuId, topology->num_gpus() entries) multiplier >= 1 on compute time;
+  // empty: no slowdown.
+  std::vector<double> gpu_slowdown;
+  // Per kernel list of the workload, replacing models::kernel_list_compute_time_s and
+  // kernel_list_gemm_time_s (calibrated or measured times; tests). Empty: the cost model's.
+  std::vector<KernelTime> kernel_times;
+  bool record_flows = false;  // fill Trace::flows
+};
+
+// Counters of one run, for benchmarks and scaling studies.
+struct IterationStats {
+  std::uint64_t events = 0;               // simulator events processed
+  std::uint64_t rate_recomputations = 0;  // max-min solves of the fabric
+  std::uint64_t flows = 0;                // fabric flows (PP transfers and collective channels)
+  std::uint64_t dp_collectives = 0;       // DP collectives run (one per DP group per call)
+};
+
+// Simulates one iteration from t = 0. Throws sim::ConfigError("stragglers.gpu_slowdown") when the
+// slowdown vector has the wrong size or a factor that is not a finite number >= 1, and
+// ("iteration.kernel_times") when kernel_times has neither 0 nor one entry per kernel list or a time
+// < 0. Inconsistent workloads (a send without its recv, a cycle) are internal errors.
+Trace simulate_iteration(const IterationInputs& inputs, IterationStats* stats = nullptr);
+
+}  // namespace megasim::backend

@@ -1,0 +1,219 @@
+// The kernel lists of build_workload: the ops of layer_ops.h with the tensor-parallel collectives
+// Megatron-LM issues around them (megatron/core/tensor_parallel/mappings.py and layers.py,
+// vocab-parallel cross-entropy in cross_entropy.py), the data-loading broadcasts of get_batch, and
+// the optimizer step.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/layer_ops.h"
+#include "models/workload_internal.h"
+
+namespace megasim::models::workload_detail {
+namespace {
+
+constexpr double kBf16 = 2;
+constexpr double kFp32 = 4;
+constexpr double kInt64 = 8;
+
+// Adam on the rank's shard of the fp32 main parameters, per parameter (Megatron-LM
+// optimizer/optimizer.py and distrib_optimizer.py with apex FusedAdam): the gradient norm for
+// clipping reads the fp32 gradient (4 bytes); the Adam step reads the gradient (4) and reads and
+// writes the master weight, m and v (3 x 8); copying the master weights into the bf16 model weights
+// reads 4 and writes 2. 38 bytes in all. Left out: the scalar all-reduce of the norm over the
+// model-parallel group, and the in-place gradient scaling that only runs when the norm exceeds
+// the clip value.
+constexpr double kGradNormBytes = 4;
+constexpr double kAdamBytes = 28;
+constexpr double kCopyParamsBytes = 6;
+
+struct Sizes {
+  double hidden_bytes = 0;  // one (s, b, h) bf16 tensor: the nccl-tests size of a layer collective
+  double tokens = 0;        // s * b
+  std::int64_t tp = 1;
+  bool sp = false, overlap = false, parallel_block = false;
+};
+
+Sizes sizes_of(const ModelSpec& model, const ResolvedPlan& plan) {
+  Sizes x;
+  x.tokens = static_cast<double>(model.seq_length * plan.plan.micro_batch_size);
+  x.hidden_bytes = kBf16 * x.tokens * static_cast<double>(model.hidden_size);
+  x.tp = plan.tp;
+  x.sp = plan.plan.sequence_parallel;
+  x.overlap = plan.plan.tp_comm_overlap;
+  x.parallel_block = plan.plan.parallel_transformer_block;
+  return x;
+}
+
+TpCollective call(CollectiveOp op, double bytes, std::int32_t count, bool overlappable) {
+  return TpCollective{op, bytes, count, overlappable};
+}
+
+// Forward of one layer. Without SP: an all-reduce after each row-parallel GEMM (attention
+// projection, fc2). With SP: an all-gather before each column-parallel GEMM (qkv, fc1) and a
+// reduce-scatter after each row-parallel one (Korthikanti et al. 2022 §4.2.2). The parallel block
+// has one column-parallel input (qkv_fc1) and one row-parallel output (proj_fc2): half of each.
+std::vector<TpCollective> layer_forward_collectives(const Sizes& x) {
+  if (x.tp == 1) return {};
+  const std::int32_t n = x.parallel_block ? 1 : 2;
+  if (!x.sp) return {call(CollectiveOp::kAllReduce, x.hidden_bytes, n, false)};
+  return {call(CollectiveOp::kAllGather, x.hidden_bytes, n, x.overlap),
+          call(CollectiveOp::kReduceScatter, x.hidden_bytes, n, x.overlap)};
+}
+
+// Backward of one layer. Without SP: the column-parallel layers' grad-input all-reduce, issued
+// asynchronously before their weight-gradient GEMM. With SP: the gradient of each row-parallel
+// output is all-gathered (the transpose of the forward reduce-scatter), each column-parallel layer
+// re-gathers its sequence-sharded input for the weight gradient (asynchronously, behind the
+// data-gradient GEMM) and reduce-scatters its grad-input (asynchronously, behind the
+// weight-gradient GEMM): LinearWithGradAccumulationAndAsyncCommunication.backward.
+std::vector<TpCollective> layer_backward_collectives(const Sizes& x) {
+  if (x.tp == 1) return {};
+  const std::int32_t n = x.parallel_block ? 1 : 2;
+  if (!x.sp) return {call(CollectiveOp::kAllReduce, x.hidden_bytes, n, true)};
+  return {call(CollectiveOp::kAllGather, x.hidden_bytes, n, x.overlap),
+          call(CollectiveOp::kAllGather, x.hidden_bytes, n, true),
+          call(CollectiveOp::kReduceScatter, x.hidden_bytes, n, true)};
+}
+
+KernelList chunk_forward(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x) {
+  return KernelList{"chunk forward", layer_ops(model, plan, Pass::kForward), layer_forward_collectives(x), 0};
+}
+
+// Recompute runs inside backward (Megatron's CheckpointFunction reruns a layer's forward before its
+// backward; selective recompute reruns the attention core within it), listed first. Full recompute
+// also repeats the forward's TP collectives; the attention core has none.
+KernelList chunk_backward(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x) {
+  KernelList list{"chunk backward", layer_ops(model, plan, Pass::kRecompute), {}, 0};
+  list.recompute_ops = static_cast<std::int32_t>(list.ops.size());
+  for (LayerOp& op : layer_ops(model, plan, Pass::kBackward)) list.ops.push_back(std::move(op));
+  if (plan.plan.recompute_granularity == RecomputeGranularity::kFull)
+    list.tp_collectives = layer_forward_collectives(x);
+  for (const TpCollective& c : layer_backward_collectives(x)) list.tp_collectives.push_back(c);
+  return list;
+}
+
+// VocabParallelEmbedding sums the partial lookups over TP: an all-reduce, or with SP a
+// reduce-scatter into the sequence-parallel region, whose backward is an all-gather.
+std::pair<KernelList, KernelList> embedding_lists(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x) {
+  KernelList forward{"embedding forward", embedding_ops(model, plan, Pass::kForward), {}, 0};
+  KernelList backward{"embedding backward", embedding_ops(model, plan, Pass::kBackward), {}, 0};
+  if (x.tp > 1) {
+    forward.tp_collectives.push_back(
+        call(x.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, x.hidden_bytes, 1, false));
+    if (x.sp) backward.tp_collectives.push_back(call(CollectiveOp::kAllGather, x.hidden_bytes, 1, false));
+  }
+  return {std::move(forward), std::move(backward)};
+}
+
+// The logits GEMM is Megatron's own column-parallel linear (not Transformer Engine, so
+// tp_comm_overlap does not fuse it): with SP it all-gathers its input in forward; its backward has
+// the asynchronous collectives of any column-parallel layer. The vocab-parallel cross-entropy
+// all-reduces three fp32 values per token over TP: the logit max, the target logit and the sum of
+// exponentials (_VocabParallelCrossEntropy.forward); its backward communicates nothing.
+std::pair<KernelList, KernelList> output_lists(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x) {
+  KernelList forward{"output forward", output_ops(model, plan, Pass::kForward), {}, 0};
+  KernelList backward{"output backward", output_ops(model, plan, Pass::kBackward), {}, 0};
+  if (x.tp > 1) {
+    if (x.sp) {
+      forward.tp_collectives.push_back(call(CollectiveOp::kAllGather, x.hidden_bytes, 1, false));
+      backward.tp_collectives.push_back(call(CollectiveOp::kAllGather, x.hidden_bytes, 1, true));
+      backward.tp_collectives.push_back(call(CollectiveOp::kReduceScatter, x.hidden_bytes, 1, true));
+    } else {
+      backward.tp_collectives.push_back(call(CollectiveOp::kAllReduce, x.hidden_bytes, 1, true));
+    }
+    forward.tp_collectives.push_back(call(CollectiveOp::kAllReduce, kFp32 * x.tokens, 3, false));
+  }
+  return {std::move(forward), std::move(backward)};
+}
+
+// Megatron's get_batch_on_this_tp_rank (pretrain_gpt.py / megatron/training/utils.py): TP rank 0
+// reads the micro-batch and broadcasts it to its TP group, one call per tensor: the first stage
+// needs tokens, the attention mask and position ids, the last stage labels, the loss mask and the
+// attention mask; a single stage needs all five. int64 tokens, labels and position ids, fp32 loss
+// mask, bool b x 1 x s x s attention mask. This is the part of a synchronous loader's cost on the
+// critical path that the model can derive; the host-side preprocessing MegaScale moves off it
+// (§3.1) is not modelled. At tp = 1 the list is empty (the task remains, taking no time), as every
+// TP collective of a group of one.
+KernelList data_loading(const ModelSpec& model, const Sizes& x, bool first, bool last) {
+  const double mask = x.tokens * static_cast<double>(model.seq_length);
+  KernelList list{"data loading", {}, {}, 0};
+  auto broadcast = [&](double bytes) {
+    if (x.tp > 1) list.tp_collectives.push_back(call(CollectiveOp::kBroadcast, bytes, 1, false));
+  };
+  if (first) broadcast(kInt64 * x.tokens);  // tokens
+  if (last) broadcast(kInt64 * x.tokens);   // labels
+  if (last) broadcast(kFp32 * x.tokens);    // loss mask
+  broadcast(mask);                          // attention mask
+  if (first) broadcast(kInt64 * x.tokens);  // position ids
+  if (first != last) list.name = first ? "data loading (first stage)" : "data loading (last stage)";
+  return list;
+}
+
+// Parameters of one layer that every TP rank holds whole (LayerNorm weights and biases, row-parallel
+// biases): total = sharded + replicated and per rank = sharded / t + replicated.
+std::int64_t replicated_layer_parameters(const ModelSpec& model, std::int64_t tp) {
+  return (tp * layer_parameter_count_per_tp_rank(model, tp) - layer_parameter_count(model)) / (tp - 1);
+}
+
+// The optimizer step of `stage`. With SP, Megatron first all-reduces over TP the gradients of the
+// parameters every TP rank holds whole (finalize_model_grads' _allreduce_layernorm_grads: LayerNorm
+// weights and biases, row-parallel biases, coalesced into one fp32 call).
+KernelList optimizer_step(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
+  const std::int64_t params = stage_parameter_count(model, plan.tp, plan.pp, stage);
+  const std::int64_t shard = plan.plan.use_distributed_optimizer ? (params + plan.dp - 1) / plan.dp : params;
+  const double n = static_cast<double>(shard);
+  KernelList list{"optimizer step", {}, {}, 0};
+  if (plan.pp > 1) {
+    list.name += stage == 0 ? " (first stage)" : stage == plan.pp - 1 ? " (last stage)" : " (middle stages)";
+  }
+  auto op = [&](const char* name, double bytes) {
+    list.ops.push_back(LayerOp{name, OpKind::kElementwise, GemmShape{0, 0, 0, 0}, 0.0, 0.0, bytes});
+  };
+  op("grad_norm", kGradNormBytes * n);
+  op("adam", kAdamBytes * n);
+  op("copy_main_params", kCopyParamsBytes * n);
+  if (plan.plan.sequence_parallel) {
+    std::int64_t replicated = plan.layers_per_stage * replicated_layer_parameters(model, plan.tp);
+    if (stage == plan.pp - 1) replicated += 2 * model.hidden_size;  // final LayerNorm
+    list.tp_collectives.push_back(call(CollectiveOp::kAllReduce, kFp32 * static_cast<double>(replicated), 1, false));
+  }
+  return list;
+}
+
+std::int32_t push(std::vector<KernelList>& out, KernelList list) {
+  out.push_back(std::move(list));
+  return static_cast<std::int32_t>(out.size() - 1);
+}
+
+}  // namespace
+
+KernelIds add_kernel_lists(const ModelSpec& model, const ResolvedPlan& plan, std::vector<KernelList>& out) {
+  const Sizes x = sizes_of(model, plan);
+  KernelIds ids;
+  ids.chunk_forward = push(out, chunk_forward(model, plan, x));
+  ids.chunk_backward = push(out, chunk_backward(model, plan, x));
+  auto [embedding_forward, embedding_backward] = embedding_lists(model, plan, x);
+  ids.embedding_forward = push(out, std::move(embedding_forward));
+  ids.embedding_backward = push(out, std::move(embedding_backward));
+  auto [output_forward, output_backward] = output_lists(model, plan, x);
+  ids.output_forward = push(out, std::move(output_forward));
+  ids.output_backward = push(out, std::move(output_backward));
+  if (!plan.plan.async_data_loading) {
+    ids.data_first = push(out, data_loading(model, x, true, plan.pp == 1));
+    if (plan.pp > 1) ids.data_last = push(out, data_loading(model, x, false, true));
+  }
+  for (std::int64_t stage = 0; stage < plan.pp; ++stage) {
+    // Stages holding the same number of parameters share one list.
+    const bool same_as_previous = stage > 1 && stage < plan.pp - 1;
+    ids.optimizer.push_back(same_as_previous ? ids.optimizer.back() : push(out, optimizer_step(model, plan, stage)));
+  }
+  return ids;
+}
+
+double pp_transfer_bytes(const ModelSpec& model, const ResolvedPlan& plan) {
+  const double elements = static_cast<double>(model.seq_length * plan.plan.micro_batch_size * model.hidden_size);
+  return kBf16 * (plan.plan.sequence_parallel ? elements / static_cast<double>(plan.tp) : elements);
+}
+
+}  // namespace megasim::models::workload_detail

@@ -1,0 +1,289 @@
+// The pipeline part of a stage program: Megatron's compute order (pipeline_schedule.h) with the
+// point-to-point transfers where Megatron-LM's schedules.py posts and waits for them.
+//
+// Communication points. Megatron groups its p2p calls into batched isend/irecv calls between
+// compute steps. Without overlap_p2p_comm every call blocks: after each compute step (after each
+// forward-backward pair in the interleaved schedule's steady state, which runs F then B before
+// send_forward_backward_recv_forward_backward) it sends the outputs of the steps just run and
+// receives the inputs of the steps about to run, and the next compute waits for all of it. With
+// overlap_p2p_comm (interleaved only) the calls are asynchronous: after a forward Megatron posts its
+// send and the receive of the next forward's input, after a backward likewise for backwards (the
+// first backward's receive goes out after the last warm-up forward), and a compute waits only for
+// its own input and for the send of the previous compute of its direction (fwd_wait_handles /
+// bwd_wait_handles hold both).
+// Here: sends of a group are posted when the group's last compute ends, receives when the compute
+// before their point ends (at the start for the first), and compute tasks depend on what Megatron
+// waits for. Every transfer still outstanding when the schedule returns is waited for before the
+// gradient reduction finishes (schedules.py waits on its remaining handles).
+#include <algorithm>
+#include <array>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "models/workload_internal.h"
+#include "sim/error.h"
+
+namespace megasim::models::workload_detail {
+namespace {
+
+struct StepComm {
+  std::int64_t virtual_stage = 0;
+  bool recv = false;             // needs an input from another stage
+  bool send = false;             // sends its output to another stage
+  std::int32_t group = 0;        // communication group (non-overlapped) or step index (overlapped)
+  std::int32_t recv_after = -1;  // step after which the receive is posted; -1: at the start
+};
+
+std::vector<StepComm> plan_comm(const ResolvedPlan& plan, std::int64_t stage, const std::vector<ScheduleStep>& steps) {
+  const std::int64_t last_vs = plan.pp * plan.virtual_stages - 1;
+  const auto n = static_cast<std::int32_t>(steps.size());
+  const bool overlap = plan.plan.overlap_p2p_comm;
+  const auto warmup =
+      static_cast<std::int32_t>(num_warmup_steps(stage, plan.pp, plan.num_microbatches, plan.virtual_stages));
+  std::vector<StepComm> out(steps.size());
+  std::int32_t group = 0;
+  std::vector<std::int32_t> last_of_group;
+  std::array<std::int32_t, 2> previous = {-1, warmup - 1};  // last forward, backward (overlap_p2p_comm)
+  for (std::int32_t i = 0; i < n; ++i) {
+    const bool forward = steps[static_cast<std::size_t>(i)].pass == PassKind::kForward;
+    StepComm& c = out[static_cast<std::size_t>(i)];
+    c.virtual_stage = virtual_stage_of(stage, steps[static_cast<std::size_t>(i)].chunk, plan.pp);
+    c.recv = forward ? c.virtual_stage > 0 : c.virtual_stage < last_vs;
+    c.send = forward ? c.virtual_stage < last_vs : c.virtual_stage > 0;
+    // The interleaved steady state runs a forward and the backward after it with no call between.
+    const bool paired = plan.interleaved() && !overlap && i > warmup && i < n - warmup && (i - warmup) % 2 == 1;
+    MEGASIM_ASSERT(!paired || !forward, "the interleaved steady state pairs a forward with a backward");
+    if (i > 0 && !paired) ++group;
+    c.group = group;
+    if (static_cast<std::size_t>(group) >= last_of_group.size()) last_of_group.push_back(i);
+    last_of_group[static_cast<std::size_t>(group)] = i;
+    if (overlap) {
+      c.recv_after = previous[forward ? 0U : 1U];
+      previous[forward ? 0U : 1U] = i;
+    } else {
+      c.recv_after = group == 0 ? -1 : last_of_group[static_cast<std::size_t>(group - 1)];
+    }
+  }
+  return out;
+}
+
+class StageBuilder {
+ public:
+  StageBuilder(const ModelSpec& model, const ResolvedPlan& plan, const KernelIds& ids, std::int64_t stage)
+      : model_(model),
+        plan_(plan),
+        ids_(ids),
+        stage_(stage),
+        steps_(pipeline_schedule(stage, plan.pp, plan.num_microbatches, plan.virtual_stages)),
+        comm_(plan_comm(plan, stage, steps_)),
+        compute_(steps_.size(), -1),
+        recv_(steps_.size(), -1),
+        send_(steps_.size(), -1),
+        last_backward_(last_backward_steps()),
+        recvs_after_(steps_.size() + 1) {
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      if (comm_[i].recv)
+        recvs_after_[static_cast<std::size_t>(comm_[i].recv_after + 1)].push_back(static_cast<std::int32_t>(i));
+    }
+  }
+
+  StageProgram build() {
+    gathers_ = add_prefetched_gathers(model_, plan_, stage_, program_);
+    post_recvs_after(-1);
+    const auto n = static_cast<std::int32_t>(steps_.size());
+    for (std::int32_t i = 0; i < n; ++i) {
+      add_compute(i);
+      const bool group_ends =
+          i + 1 == n || comm_[static_cast<std::size_t>(i + 1)].group != comm_[static_cast<std::size_t>(i)].group;
+      if (!group_ends) continue;
+      for (std::int32_t j = first_of_group(i); j <= i; ++j) add_send(j, i);
+      post_recvs_after(i);
+      add_overlapped_grad_reduces(first_of_group(i), i);
+    }
+    PipelineResult result;
+    result.final_compute = compute_.back();
+    for (std::int32_t task = 0; task < program_.size(); ++task) {
+      const TaskKind kind = program_.at(task).kind;
+      const bool p2p = kind == TaskKind::kPpSend || kind == TaskKind::kPpRecv;
+      if (p2p && !waited_.contains(task)) result.unwaited_p2p.push_back(task);
+    }
+    add_iteration_tail(model_, plan_, ids_, stage_, result, std::move(grad_reduces_), program_);
+    return program_.take();
+  }
+
+ private:
+  const ScheduleStep& step(std::int32_t i) const { return steps_[static_cast<std::size_t>(i)]; }
+  const StepComm& comm(std::int32_t i) const { return comm_[static_cast<std::size_t>(i)]; }
+
+  std::int32_t first_of_group(std::int32_t i) const {
+    while (i > 0 && comm(i - 1).group == comm(i).group) --i;
+    return i;
+  }
+
+  // Step index of each chunk's last backward, for overlap_grad_reduce.
+  std::vector<std::int32_t> last_backward_steps() const {
+    std::vector<std::int32_t> last(static_cast<std::size_t>(plan_.virtual_stages), -1);
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      if (steps_[i].pass == PassKind::kBackward)
+        last[static_cast<std::size_t>(steps_[i].chunk)] = static_cast<std::int32_t>(i);
+    }
+    return last;
+  }
+
+  void post_recvs_after(std::int32_t after) {
+    for (const std::int32_t step_index : recvs_after_[static_cast<std::size_t>(after + 1)]) {
+      const auto i = static_cast<std::size_t>(step_index);
+      const bool forward = steps_[i].pass == PassKind::kForward;
+      Task t;
+      t.kind = TaskKind::kPpRecv;
+      t.stream = StreamKind::kPp;
+      t.category = forward ? TaskCategory::kPipelineForward : TaskCategory::kPipelineBackward;
+      t.microbatch = steps_[i].microbatch;
+      t.chunk = steps_[i].chunk;
+      t.peer_offset = forward ? -1 : +1;
+      t.tag = pp_tag(plan_, steps_[i].pass, steps_[i].microbatch, comm_[i].virtual_stage);
+      t.bytes = pp_transfer_bytes(model_, plan_);
+      if (after >= 0) t.deps.push_back(compute_[static_cast<std::size_t>(after)]);
+      recv_[i] = program_.add(std::move(t));
+    }
+  }
+
+  void add_send(std::int32_t i, std::int32_t group_last) {
+    if (!comm(i).send) return;
+    const bool forward = step(i).pass == PassKind::kForward;
+    Task t;
+    t.kind = TaskKind::kPpSend;
+    t.stream = StreamKind::kPp;
+    t.category = forward ? TaskCategory::kPipelineForward : TaskCategory::kPipelineBackward;
+    t.microbatch = step(i).microbatch;
+    t.chunk = step(i).chunk;
+    t.peer_offset = forward ? +1 : -1;
+    t.tag = pp_tag(plan_, step(i).pass, step(i).microbatch, comm(i).virtual_stage + (forward ? 1 : -1));
+    t.bytes = pp_transfer_bytes(model_, plan_);
+    t.deps.push_back(compute_[static_cast<std::size_t>(i)]);
+    if (group_last != i) t.deps.push_back(compute_[static_cast<std::size_t>(group_last)]);
+    send_[static_cast<std::size_t>(i)] = program_.add(std::move(t));
+  }
+
+  // What compute step i waits for (see the file comment).
+  std::vector<std::int32_t> compute_deps(std::int32_t i) {
+    std::vector<std::int32_t> deps;
+    auto wait = [&](std::int32_t task) {
+      if (task < 0) return;
+      deps.push_back(task);
+      waited_.insert(task);
+    };
+    if (plan_.plan.overlap_p2p_comm) {
+      for (std::int32_t j = i - 1; j >= 0; --j) {
+        if (step(j).pass != step(i).pass) continue;
+        wait(send_[static_cast<std::size_t>(j)]);
+        break;
+      }
+    } else if (i > 0 && comm(i - 1).group != comm(i).group) {
+      for (std::int32_t j = first_of_group(i - 1); j < i; ++j) wait(send_[static_cast<std::size_t>(j)]);
+      for (std::int32_t j = i; j < static_cast<std::int32_t>(steps_.size()) && comm(j).group == comm(i).group; ++j) {
+        if (j != i) wait(recv_[static_cast<std::size_t>(j)]);
+      }
+    }
+    wait(recv_[static_cast<std::size_t>(i)]);
+    if (step(i).pass == PassKind::kForward && step(i).microbatch == 0) {
+      for (std::int32_t g : gathers_.at(static_cast<std::size_t>(step(i).chunk))) wait(g);
+    }
+    return deps;
+  }
+
+  Task compute_task(std::int32_t i) const {
+    const ScheduleStep& s = step(i);
+    const bool forward = s.pass == PassKind::kForward;
+    const bool embedding = stage_ == 0 && s.chunk == 0;
+    const bool output = stage_ == plan_.pp - 1 && s.chunk == plan_.virtual_stages - 1;
+    const auto layers = static_cast<std::int32_t>(plan_.layers_per_model_chunk);
+    Task t;
+    t.category = forward ? TaskCategory::kForward : TaskCategory::kBackward;
+    t.microbatch = s.microbatch;
+    t.chunk = s.chunk;
+    if (forward) {
+      if (embedding) t.runs.push_back({ids_.embedding_forward, 1});
+      t.runs.push_back({ids_.chunk_forward, layers});
+      if (output) t.runs.push_back({ids_.output_forward, 1});
+    } else {
+      if (output) t.runs.push_back({ids_.output_backward, 1});
+      t.runs.push_back({ids_.chunk_backward, layers});
+      if (embedding) t.runs.push_back({ids_.embedding_backward, 1});
+    }
+    return t;
+  }
+
+  // Data loading: get_batch runs inside forward_step, after the input arrived, on the stages that
+  // read the batch: the first for chunk 0, the last for its last chunk.
+  std::int32_t data_list(std::int32_t i) const {
+    if (step(i).pass != PassKind::kForward) return -1;
+    if (stage_ == 0 && step(i).chunk == 0) return ids_.data_first;
+    if (stage_ == plan_.pp - 1 && step(i).chunk == plan_.virtual_stages - 1) return ids_.data_last;
+    return -1;
+  }
+
+  void add_compute(std::int32_t i) {
+    std::vector<std::int32_t> deps = compute_deps(i);
+    if (const std::int32_t data = data_list(i); data >= 0) {
+      Task load;
+      load.category = TaskCategory::kDataLoading;
+      load.microbatch = step(i).microbatch;
+      load.chunk = step(i).chunk;
+      load.runs.push_back({data, 1});
+      load.deps = deps;
+      program_.add(std::move(load));
+    }
+    Task t = compute_task(i);
+    t.deps = std::move(deps);
+    compute_[static_cast<std::size_t>(i)] = program_.add(std::move(t));
+  }
+
+  void add_overlapped_grad_reduces(std::int32_t first, std::int32_t last) {
+    if (!plan_.plan.overlap_grad_reduce) return;
+    for (std::int32_t i = first; i <= last; ++i) {
+      if (last_backward_[static_cast<std::size_t>(step(i).chunk)] != i) continue;
+      add_gradient_reduces(model_, plan_, stage_, step(i).chunk, {compute_[static_cast<std::size_t>(i)]}, program_,
+                           grad_reduces_);
+    }
+  }
+
+  const ModelSpec& model_;
+  const ResolvedPlan& plan_;
+  const KernelIds& ids_;
+  std::int64_t stage_;
+  std::vector<ScheduleStep> steps_;
+  std::vector<StepComm> comm_;
+  std::vector<std::int32_t> compute_, recv_, send_;     // task index per step, -1 when none
+  std::vector<std::int32_t> last_backward_;             // step of each chunk's last backward
+  std::vector<std::vector<std::int32_t>> recvs_after_;  // [j + 1]: steps whose receive follows step j
+  std::vector<std::vector<std::int32_t>> gathers_;
+  std::vector<std::int32_t> grad_reduces_;
+  std::unordered_set<std::int32_t> waited_;
+  ProgramBuilder program_;
+};
+
+}  // namespace
+
+std::int32_t ProgramBuilder::add(Task task) {
+  std::sort(task.deps.begin(), task.deps.end());
+  task.deps.erase(std::unique(task.deps.begin(), task.deps.end()), task.deps.end());
+  program_.tasks.push_back(std::move(task));
+  return static_cast<std::int32_t>(program_.tasks.size() - 1);
+}
+
+std::int64_t pp_tag(const ResolvedPlan& plan, PassKind pass, std::int64_t microbatch, std::int64_t virtual_stage) {
+  return (virtual_stage * plan.num_microbatches + microbatch) * 2 + (pass == PassKind::kBackward ? 1 : 0);
+}
+
+std::int64_t embedding_tag(const ResolvedPlan& plan, bool from_first_stage) {
+  return 2 * plan.num_microbatches * plan.pp * plan.virtual_stages + (from_first_stage ? 0 : 1);
+}
+
+StageProgram build_stage_program(const ModelSpec& model, const ResolvedPlan& plan, const KernelIds& ids,
+                                 std::int64_t stage) {
+  return StageBuilder(model, plan, ids, stage).build();
+}
+
+}  // namespace megasim::models::workload_detail
