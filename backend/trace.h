@@ -42,8 +42,8 @@ struct FlowTraceRecord {
 };
 
 struct Trace {
-  std::string backend;                 // "sim", "cpu", "cuda"
-  sim::SimTime iteration_time = 0;     // end of the last task on any rank
+  std::string backend;              // "sim", "cpu", "cuda"
+  sim::SimTime iteration_time = 0;  // end of the last task on any rank
   std::vector<TraceUnit> units;
   std::vector<FlowTraceRecord> flows;  // may be empty (real backends, or when not requested)
 };

@@ -13,5 +13,6 @@ Action register_topo(CLI::App& app);
 Action register_collective(CLI::App& app);
 Action register_keys(CLI::App& app);
 Action register_plan(CLI::App& app);
+Action register_run(CLI::App& app);
 
 }  // namespace megasim::cli

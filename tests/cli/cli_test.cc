@@ -133,6 +133,29 @@ TEST(Cli, PlanOfTheDefaultScenarioFits) {
   EXPECT_NE(bad.output.find("plan.tensor_model_parallel_size"), std::string::npos) << bad.output;
 }
 
+TEST(Cli, RunWritesReportAndTrace) {
+  const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_run";
+  std::filesystem::remove_all(dir);
+  const Result r = run("run " + scenario("megatron/korthikanti_22b.toml") + " --json --out " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* key : {"\"iteration_time_s\"", "\"tokens_per_s\"", "\"mfu\"", "\"hfu\"", "\"flop_convention\"",
+                          "\"breakdown\"", "\"memory\"", "\"plan\""}) {
+    EXPECT_NE(r.output.find(key), std::string::npos) << key;
+  }
+  EXPECT_GT(std::filesystem::file_size(dir / "report.json"), 100u);
+  EXPECT_GT(std::filesystem::file_size(dir / "trace.json"), 100u);
+  std::filesystem::remove_all(dir);
+  // A plan that does not fit is an error, and nothing is written.
+  const Result oom =
+      run("run --set cluster.gpus=256 --set plan.sequence_parallel=false --set "
+          "plan.recompute_granularity=none --set plan.use_distributed_optimizer=false --set "
+          "plan.num_layers_per_virtual_pipeline_stage=0 --out " +
+          dir.string());
+  EXPECT_EQ(oom.exit_code, 2) << oom.output;
+  EXPECT_NE(oom.output.find("GB"), std::string::npos) << oom.output;
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
 TEST(Cli, KeysListsEveryKeyAndHelpExitsZero) {
   const Result keys = run("keys");
   ASSERT_EQ(keys.exit_code, 0);

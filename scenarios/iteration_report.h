@@ -1,0 +1,142 @@
+// The report of one simulated (or measured) training iteration: time, tokens/s, MFU/HFU, where each
+// rank's time went, the DP replica x PP stage heat map and the critical path. Built from a Workload
+// and the Trace a backend returned for it (DESIGN.md "One data flow"), so it reads the simulator and
+// the real backends alike.
+//
+// Breakdown of a unit's time (a TraceUnit: ranks sharing one timeline). The compute stream's
+// timeline [0, iteration_time) is cut into disjoint pieces, so the seven categories sum to the
+// iteration time for every unit:
+//  - inside a compute task [start, end): tp_exposed for the task's TaskRecord::tp_exposed (the TP
+//    collectives no GEMM hid), compute for the rest;
+//  - an idle gap [g0, g1) before a compute task is blamed on its blocking dependency, the one in
+//    `deps` that ended last (the first such in `deps`). Only [g0, e), e = min(g1, end of that
+//    dependency), is explained by it; [e, g1) (ready but not started: host overhead in a real
+//    trace) and gaps whose blocking dependency is a compute task or that have no dependency are
+//    waiting. Within [g0, e):
+//      PP send or recv (Megatron waits for sends without overlap_p2p_comm; the tied-embedding
+//        gradient exchange is a send/recv pair too): after its transfer_start pp_exposed; between
+//        its posting and transfer_start (the peer stage has not reached the matching call yet)
+//        pipeline idle; before it was posted, blamed by these same rules on its own blocking
+//        dependency, recursively (e.g. the embedding exchange waits for the gradient
+//        reduce-scatters: that time is dp_exposed);
+//      DP collective: the part during which any DP transfer of this unit is moving (the blocking
+//        call or the buckets queued ahead of it on the serial dp stream) is dp_exposed, the rest
+//        (another replica has not issued the call yet) waiting;
+//  - the tail after the unit's last compute task, up to the iteration end, instant by instant:
+//    dp_exposed while a DP transfer of the unit moves; else pp_exposed while a PP transfer moves;
+//    else pipeline idle while another stage of the same replica still computes (the pipeline
+//    drains: with 1F1B, stage k idles k backward times at the end); else waiting (other replicas).
+//  - pipeline idle is bubble up to the schedule's own share, (p-1)/(v*m) of the unit's forward and
+//    backward time (Narayanan et al. 2021: p stages, v model chunks per stage, m micro-batches);
+//    the excess, from stage imbalance or a slow rank elsewhere in the pipeline, is waiting.
+// Why a share and not the phase of the schedule: an interleaved schedule idles in its steady state
+// too (with free communication and identical stages, stage 0 of p = 4, v = 2, m = 8 idles between
+// backwards), so "bubble = warm-up and cool-down" under-counts it. With communication free and
+// identical stages every unit's pipeline idle is exactly the share, so bubble = (p-1)/(v*m) of the
+// ideal time and waiting = 0.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/trace.h"
+#include "models/gpu_spec.h"
+#include "models/memory.h"
+#include "models/plan.h"
+#include "models/workload.h"
+#include "sim/time.h"
+
+namespace megasim::scenarios {
+
+// Seconds of a unit's compute-stream timeline; the seven categories sum to total_s.
+struct RankBreakdown {
+  double compute_s = 0;
+  double tp_exposed_s = 0;
+  double pp_exposed_s = 0;
+  double dp_exposed_s = 0;
+  double bubble_s = 0;
+  double waiting_s = 0;
+  double total_s = 0;  // = the iteration time
+};
+
+// Per (DP replica x PP stage) compute time, flat row-major: index = replica * pp + stage.
+struct HeatMap {
+  std::int64_t dp = 0;
+  std::int64_t pp = 0;
+  // compute + tp_exposed of the cell's unit (the slowest one when a real backend writes one unit
+  // per rank); 0 for a cell no unit covers.
+  std::vector<double> compute_s;
+  // compute_s / the mean compute_s of the covered cells of the same stage (1 = average; 0 when
+  // uncovered).
+  std::vector<double> slowdown;
+};
+
+struct IterationReport {
+  std::string backend;  // Trace::backend
+  std::string gpu;      // GpuSpec::name
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;  // global_batch_size * seq_length / iteration time
+  double mfu = 0;           // model_flops / (time * world_size * peak bf16 dense)
+  double hfu = 0;           // hardware_flops, same denominator
+  std::string flop_convention;
+  RankBreakdown mean;      // over units, weighted by their number of ranks
+  RankBreakdown critical;  // the unit whose compute stream finishes last (the first one on a tie)
+  std::int64_t critical_stage = 0;
+  std::int64_t critical_replica = 0;
+  std::optional<models::MemoryEstimate> memory;  // not computed by summarize(): the caller fills it
+  models::ResolvedPlan plan;
+  HeatMap heat_map;
+  // The chain of tasks ending the iteration (see critical_chain), in time order, one line per run
+  // of consecutive tasks on the same unit: "stage 1 replica 0: F mb0 c0 .. B mb1 c0 (5 tasks,
+  // 1.000 to 7.000 ms)".
+  std::vector<std::string> critical_path;
+};
+
+// A task of one unit: Trace::units[unit].records[task].
+struct TaskRef {
+  std::size_t unit = 0;
+  std::int32_t task = 0;
+  friend bool operator==(const TaskRef&, const TaskRef&) = default;
+};
+
+// Preconditions (asserted): every unit's stage is a stage of the workload and its records match
+// the stage program one to one; iteration_time > 0.
+IterationReport summarize(const models::Workload& workload, const backend::Trace& trace, const models::GpuSpec& gpu);
+
+// The breakdown of every unit, index = Trace::units index (the rule at the top of this file).
+std::vector<RankBreakdown> breakdown_by_unit(const models::Workload& workload, const backend::Trace& trace);
+
+// End of the unit's last compute task (0 when it has none).
+sim::SimTime compute_stream_end(const models::Workload& workload, const backend::TraceUnit& unit);
+
+HeatMap heat_map(const models::Workload& workload, const backend::Trace& trace,
+                 const std::vector<RankBreakdown>& by_unit);
+
+// The critical path, in time order. It starts from the task that ends last (lowest unit, then
+// lowest task, on a tie) and steps back to whatever made the current task start when it did, the
+// latest of: its dependencies and its stream predecessor (compute and dp streams: the previous task
+// on the stream, by end; pp stream: the previous pp task, by posting time, since posts are in
+// program order) and, for a transfer that began after it was posted, the peer task posted last (PP:
+// the matching send or recv of the peer stage, same replica; DP: the same call on the other
+// replicas), by posting time. A tie keeps the chain on its own unit. It ends at a task with nothing
+// before it.
+std::vector<TaskRef> critical_chain(const models::Workload& workload, const backend::Trace& trace);
+
+// Short task names shared by the report and the Perfetto trace: "F mb3 c1", "B mb3 c1",
+// "optimizer", "data loading", "pp send fwd mb3 c1", "pp recv bwd mb3 c1", "dp reduce_scatter c0";
+// the tied-embedding gradient exchange between the first and last stages is "pp send embedding grad".
+// The micro-batch and chunk appear only when set (>= 0).
+std::string task_name(const models::Task& task);
+
+std::string to_text(const IterationReport& report);
+// Stable keys: iteration_time_s, tokens_per_s, mfu, hfu, flop_convention, backend, gpu, breakdown
+// {mean, critical, critical_stage, critical_replica} (seconds per category), memory (bytes per GPU:
+// peak_stage, peak, stages; only when present), plan {tp, pp, dp, vpp, micro_batch_size,
+// num_microbatches, global_batch_size, world_size}, heat_map {dp, pp, compute_s, slowdown},
+// critical_path.
+std::string to_json(const IterationReport& report);
+
+}  // namespace megasim::scenarios

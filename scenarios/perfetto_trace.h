@@ -1,0 +1,48 @@
+// Chrome trace JSON of one iteration, for Perfetto (ui.perfetto.dev) or chrome://tracing:
+//   {"traceEvents":[...],"displayTimeUnit":"ns"}
+// One process per rank (pid = global rank, named "rank N (stage s, replica d, tp t)"), one thread
+// per stream (tid 0 compute, 1 tp, 2 pp, 3 dp, named by "M" metadata events), and a complete event
+// ("ph":"X", ts and dur in microseconds as doubles) per task:
+//  - compute tasks on tid 0, [start, end), named by task_name() ("F mb3 c1", "optimizer", ...);
+//  - for a compute task whose kernels include TP collectives, an event on tid 1 spanning the same
+//    task ("tp F mb3 c1"; args: calls, exposed_us): the trace records only how much TP time was
+//    exposed, not where inside the task each call ran;
+//  - PP sends/recvs on tid 2 and DP collectives on tid 3, spanning the transfer [transfer_start,
+//    end); args.posted_us says when the task was posted or issued.
+// Every event's args hold stage, microbatch and chunk (-1 when not tied to one). Ranks of one
+// TraceUnit get identical events. Output is deterministic: ranks ascending, each rank's metadata
+// then its tasks in program order.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "backend/trace.h"
+#include "models/workload.h"
+
+namespace megasim::scenarios {
+
+struct TraceFilter {
+  std::vector<std::int64_t> ranks;  // ranks to write; empty = all
+  // At most this many ranks, so a 12,288-GPU trace stays small; 0 = no limit. The limit keeps
+  // whole pipelines: the selection ordered by (TP rank, DP replica, stage), i.e. TP rank 0 of every
+  // stage of replica 0, then of replica 1, and so on.
+  std::int64_t max_ranks = 64;
+};
+
+// The ranks a filter selects from the trace, ascending. Throws sim::ConfigError with key
+// "trace.max_ranks" when max_ranks < 0 and "trace.ranks" for a rank outside [0, world_size).
+// Selected ranks absent from the trace (a partial real-backend trace) are skipped.
+std::vector<std::int64_t> selected_ranks(const models::Workload& workload, const backend::Trace& trace,
+                                         const TraceFilter& filter);
+
+// Streams the trace; throws as selected_ranks, before writing anything.
+void write_perfetto_trace(std::ostream& out, const models::Workload& workload, const backend::Trace& trace,
+                          const TraceFilter& filter = {});
+
+std::string perfetto_trace_json(const models::Workload& workload, const backend::Trace& trace,
+                                const TraceFilter& filter = {});
+
+}  // namespace megasim::scenarios

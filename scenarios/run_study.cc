@@ -1,0 +1,45 @@
+#include "scenarios/run_study.h"
+
+#include <chrono>
+
+#include "backend/sim/iteration_executor.h"
+#include "models/compute_cost.h"
+#include "models/gpu_spec.h"
+#include "models/memory.h"
+#include "sim/rng.h"
+#include "topology/placement.h"
+#include "topology/topology.h"
+
+namespace megasim::scenarios {
+
+RunResult run_iteration_study(const Scenario& s, bool record_flows) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  validate(s);
+  const models::GpuSpec& gpu = models::find_gpu(s.gpu, "cluster.gpu");
+  const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
+  const models::MemoryEstimate memory = models::estimate_memory(s.model, plan);
+  models::require_fits(memory, gpu);
+
+  RunResult result;
+  result.workload = models::build_workload(s.model, plan);
+  const topo::Topology topology = topo::Topology::build(effective_cluster(s));
+
+  backend::IterationInputs inputs;
+  inputs.workload = &result.workload;
+  inputs.topology = &topology;
+  inputs.placement = topo::contiguous_placement(topology, plan.world_size);
+  inputs.fabric = s.fabric;
+  inputs.fabric.ecmp.seed = sim::RngStreams(s.seed).stream_seed("fabric.ecmp");
+  inputs.collective = s.collective;
+  inputs.gpu = gpu;
+  inputs.calibration = models::default_compute_calibration(gpu);
+  inputs.record_flows = record_flows;
+  result.trace = backend::simulate_iteration(inputs);
+
+  result.report = summarize(result.workload, result.trace, gpu);
+  result.report.memory = memory;
+  result.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace megasim::scenarios

@@ -1,0 +1,26 @@
+// `megasim run`: one training iteration of the scenario's plan, simulated rank by rank on the
+// modelled cluster: resolve the plan (errors for impossible plans and plans that do not fit),
+// build the workload, execute it on the fabric, and summarise the trace.
+#pragma once
+
+#include <string>
+
+#include "backend/trace.h"
+#include "models/workload.h"
+#include "scenarios/iteration_report.h"
+#include "scenarios/scenario.h"
+
+namespace megasim::scenarios {
+
+struct RunResult {
+  models::Workload workload;
+  backend::Trace trace;
+  IterationReport report;
+  double wall_time_s = 0;  // host time spent (not deterministic; not in report.json)
+};
+
+// Throws sim::ConfigError for an invalid scenario, an impossible plan, or a plan whose peak memory
+// per GPU exceeds the GPU's HBM.
+RunResult run_iteration_study(const Scenario& scenario, bool record_flows = false);
+
+}  // namespace megasim::scenarios

@@ -1,0 +1,113 @@
+// Hand-made workloads and traces for the report and Perfetto tests: a few tasks per stage, times in
+// milliseconds, so every expectation can be derived on paper.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "backend/trace.h"
+#include "models/workload.h"
+#include "sim/time.h"
+
+namespace megasim::scenarios::testing {
+
+inline sim::SimTime ms(double milliseconds) {
+  return sim::from_seconds(milliseconds / 1e3);
+}
+
+inline models::Task compute(models::TaskCategory category, std::int32_t microbatch,
+                            std::vector<std::int32_t> deps = {}) {
+  models::Task t;
+  t.category = category;
+  t.microbatch = microbatch;
+  const bool pass = category == models::TaskCategory::kForward || category == models::TaskCategory::kBackward;
+  t.chunk = pass ? 0 : -1;
+  t.deps = std::move(deps);
+  return t;
+}
+
+// PP send/recv of micro-batch `microbatch`, chunk 0; category kPipelineForward or kPipelineBackward.
+inline models::Task p2p(models::TaskKind kind, models::TaskCategory category, std::int32_t microbatch,
+                        std::int32_t peer_offset, std::int64_t tag, std::vector<std::int32_t> deps = {}) {
+  models::Task t;
+  t.kind = kind;
+  t.stream = models::StreamKind::kPp;
+  t.category = category;
+  t.microbatch = microbatch;
+  t.chunk = 0;
+  t.peer_offset = peer_offset;
+  t.tag = tag;
+  t.bytes = 1e6;
+  t.deps = std::move(deps);
+  return t;
+}
+
+inline models::Task dp_call(models::CollectiveOp op, std::vector<std::int32_t> deps = {}) {
+  models::Task t;
+  t.kind = models::TaskKind::kDpCollective;
+  t.stream = models::StreamKind::kDp;
+  t.category = op == models::CollectiveOp::kAllGather ? models::TaskCategory::kParameterGather
+                                                      : models::TaskCategory::kGradientReduce;
+  t.op = op;
+  t.bytes = 1e8;
+  t.deps = std::move(deps);
+  return t;
+}
+
+// A record in milliseconds; transfer_ms < 0 means "= start" (compute, or a transfer that began when
+// it was posted).
+struct Rec {
+  double start_ms = 0;
+  double end_ms = 0;
+  double transfer_ms = -1;
+  double tp_exposed_ms = 0;
+};
+
+inline backend::TraceUnit unit(std::int32_t stage, std::int32_t replica, std::vector<std::int64_t> ranks,
+                               const std::vector<Rec>& records) {
+  backend::TraceUnit u;
+  u.stage = stage;
+  u.replica = replica;
+  u.ranks = std::move(ranks);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const Rec& r = records[i];
+    backend::TaskRecord record;
+    record.task = static_cast<std::int32_t>(i);
+    record.start = ms(r.start_ms);
+    record.transfer_start = ms(r.transfer_ms < 0 ? r.start_ms : r.transfer_ms);
+    record.end = ms(r.end_ms);
+    record.tp_exposed = ms(r.tp_exposed_ms);
+    u.records.push_back(record);
+  }
+  return u;
+}
+
+// A workload with the given sizes and stage programs: one micro-batch of one 2,048-token sample per
+// replica and micro-batch index (global batch = num_microbatches * dp).
+inline models::Workload workload(std::int64_t tp, std::int64_t pp, std::int64_t dp, std::int64_t num_microbatches,
+                                 std::vector<models::StageProgram> stages) {
+  models::Workload w;
+  w.model.seq_length = 2048;
+  w.plan.tp = tp;
+  w.plan.pp = pp;
+  w.plan.dp = dp;
+  w.plan.world_size = tp * pp * dp;
+  w.plan.num_microbatches = num_microbatches;
+  w.plan.plan.micro_batch_size = 1;
+  w.plan.plan.global_batch_size = num_microbatches * dp;
+  w.plan.plan.tensor_model_parallel_size = tp;
+  w.plan.plan.pipeline_model_parallel_size = pp;
+  w.stages = std::move(stages);
+  return w;
+}
+
+inline backend::Trace trace(std::vector<backend::TraceUnit> units, double iteration_ms) {
+  backend::Trace t;
+  t.backend = "test";
+  t.iteration_time = ms(iteration_ms);
+  t.units = std::move(units);
+  return t;
+}
+
+}  // namespace megasim::scenarios::testing
