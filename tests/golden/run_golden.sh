@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Golden scenario tests (STYLE.md §9): for each folder here, runs `megasim <args> scenario.toml` and
+# compares its stdout byte for byte with expected.json. Outputs are deterministic (same seed, same
+# inputs), so any difference is a behaviour change: review it, then regenerate with
+#   MEGASIM_REGENERATE=1 bash tests/golden/run_golden.sh build/cli/megasim
+set -euo pipefail
+binary="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
+failed=0
+for dir in "$here"/*/; do
+  name="$(basename "$dir")"
+  read -r -a args < "$dir/args"
+  actual="$("$binary" "${args[@]}" "$dir/scenario.toml")"
+  if [ "${MEGASIM_REGENERATE:-0}" = "1" ]; then
+    printf '%s\n' "$actual" > "$dir/expected.json"
+    echo "regenerated $name"
+  elif ! diff -u "$dir/expected.json" <(printf '%s\n' "$actual") > /tmp/megasim_golden_diff.txt; then
+    echo "FAILED $name:"; head -40 /tmp/megasim_golden_diff.txt; failed=1
+  else
+    echo "ok $name"
+  fi
+done
+exit "$failed"
