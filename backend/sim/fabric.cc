@@ -144,6 +144,10 @@ double Fabric::link_bytes_carried(topo::LinkId link) const {
 const std::vector<FlowRecord>& Fabric::completed_flows() const {
   return impl_->records;
 }
+std::uint64_t Fabric::skipped_recomputations() const {
+  return impl_->skipped_recomputations;
+}
+
 std::uint64_t Fabric::rate_recomputations() const {
   return impl_->recomputations;
 }

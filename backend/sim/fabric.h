@@ -133,6 +133,9 @@ class Fabric {
   [[nodiscard]] double link_bytes_carried(topo::LinkId link) const;         // so far
   [[nodiscard]] const std::vector<FlowRecord>& completed_flows() const;
   [[nodiscard]] std::uint64_t rate_recomputations() const;
+  // Completions whose re-solve was skipped because removing the flow provably left every other
+  // rate max-min fair (fabric_removal.cc).
+  [[nodiscard]] std::uint64_t skipped_recomputations() const;
   [[nodiscard]] const topo::Topology& topology() const;
   [[nodiscard]] const FabricParams& params() const;
 

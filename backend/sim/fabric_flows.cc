@@ -103,7 +103,7 @@ void Fabric::Impl::install_usages(std::uint32_t slot) {
   }
 }
 
-void Fabric::Impl::uninstall_usages(std::uint32_t slot) {
+void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
   for (const Usage& u : f.usages) {
     std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
@@ -113,7 +113,7 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot) {
       const LinkFlowEntry moved = list[u.position];
       flows[moved.slot].usages[moved.usage].position = u.position;
     }
-    mark_dirty(u.link);
+    if (mark_links_dirty) mark_dirty(u.link);
   }
   f.usages.clear();
 }
@@ -144,8 +144,13 @@ void Fabric::Impl::complete(std::uint32_t slot) {
   f.remaining = 0;
   credit_carried(f);
   for (const Segment& s : f.segments) drop_segment_load(s);
-  uninstall_usages(slot);
-  request_recompute();
+  const bool rates_unchanged = removal_keeps_rates(slot);
+  uninstall_usages(slot, /*mark_links_dirty=*/!rates_unchanged);
+  if (rates_unchanged) {
+    ++skipped_recomputations;
+  } else {
+    request_recompute();
+  }
   sim.cancel(f.stall_check);
   const sim::SimTime latency = f.add_path_latency ? path_latency(f) : 0;
   records.push_back({f.id, f.start, sim.now() + latency, f.bytes_per_lane, static_cast<std::int32_t>(f.lanes.size())});
@@ -155,6 +160,8 @@ void Fabric::Impl::complete(std::uint32_t slot) {
   f.active = false;
   slot_of_id[id.index()] = -1;
   free_slots.push_back(slot);
+  // Observers see the allocation after every change, whether re-solved or kept.
+  if (rates_unchanged && recompute_observer) recompute_observer();
   // Last: the callback may start flows, which can reallocate `flows`.
   if (!callback) return;
   if (latency > 0) {

@@ -91,11 +91,14 @@ struct Fabric::Impl {
   FlowId start_flow(FlowSpec spec);
   std::uint32_t allocate_slot();
   void complete(std::uint32_t slot);
+  // fabric_removal.cc: whether removing the flow leaves every other rate max-min fair as it is.
+  bool removal_keeps_rates(std::uint32_t slot);
+  [[nodiscard]] bool is_bottleneck_of(topo::LinkId l, std::uint32_t slot) const;
   void settle(FlowState& f);
   [[nodiscard]] double remaining_now(const FlowState& f) const;
   void credit_carried(FlowState& f);
   void install_usages(std::uint32_t slot);
-  void uninstall_usages(std::uint32_t slot);
+  void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
   [[nodiscard]] const FlowState* find(FlowId id) const;
   [[nodiscard]] sim::SimTime path_latency(const FlowState& f) const;
 
@@ -147,6 +150,10 @@ struct Fabric::Impl {
   sim::EventHandle recompute_event;
   std::uint64_t recomputations = 0;
   std::uint32_t epoch = 0;
+  std::uint32_t removal_epoch = 0;  // stamps of removal_keeps_rates
+  std::vector<std::uint32_t> removal_link_mark;
+  std::vector<std::uint32_t> removal_flow_mark;
+  std::uint64_t skipped_recomputations = 0;
   std::vector<sim::EventHandle> link_events;  // detections and flaps, cancelled on destruction
   std::size_t link_events_after_prune = 0;
 
