@@ -53,8 +53,15 @@ FlowId Fabric::Impl::start_flow(FlowSpec spec) {
     f.lanes.push_back(r);
   }
   if (f.stuck) stuck_flows.push_back(f.id);
-  install_usages(slot);
-  request_recompute();
+  install_usages(slot, /*mark_links_dirty=*/false);
+  if (!f.stuck && !recompute_pending && admit_without_resolve(slot)) {
+    ++skipped_recomputations;
+    apply_rate(slot, admitted_rate);
+    if (recompute_observer) recompute_observer();
+  } else {
+    for (const Usage& u : flows[slot].usages) mark_dirty(u.link);
+    request_recompute();
+  }
   return f.id;
 }
 
@@ -79,7 +86,7 @@ void Fabric::Impl::credit_carried(FlowState& f) {
 
 // Merges the segments' links into one usage per link (sorted by link) and enters the flow in the
 // links' flow lists.
-void Fabric::Impl::install_usages(std::uint32_t slot) {
+void Fabric::Impl::install_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
   usage_scratch.clear();
   for (const Segment& s : f.segments) {
@@ -99,7 +106,7 @@ void Fabric::Impl::install_usages(std::uint32_t slot) {
     std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
     u.position = static_cast<std::uint32_t>(list.size());
     list.push_back({slot, static_cast<std::uint32_t>(i)});
-    mark_dirty(u.link);
+    if (mark_links_dirty) mark_dirty(u.link);
   }
 }
 

@@ -93,11 +93,13 @@ struct Fabric::Impl {
   void complete(std::uint32_t slot);
   // fabric_removal.cc: whether removing the flow leaves every other rate max-min fair as it is.
   bool removal_keeps_rates(std::uint32_t slot);
+  // Whether a new flow fits in spare capacity without changing any other rate; sets admitted_rate.
+  bool admit_without_resolve(std::uint32_t slot);
   [[nodiscard]] bool is_bottleneck_of(topo::LinkId l, std::uint32_t slot) const;
   void settle(FlowState& f);
   [[nodiscard]] double remaining_now(const FlowState& f) const;
   void credit_carried(FlowState& f);
-  void install_usages(std::uint32_t slot);
+  void install_usages(std::uint32_t slot, bool mark_links_dirty = true);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
   [[nodiscard]] const FlowState* find(FlowId id) const;
   [[nodiscard]] sim::SimTime path_latency(const FlowState& f) const;
@@ -154,6 +156,7 @@ struct Fabric::Impl {
   std::vector<std::uint32_t> removal_link_mark;
   std::vector<std::uint32_t> removal_flow_mark;
   std::uint64_t skipped_recomputations = 0;
+  double admitted_rate = 0;
   std::vector<sim::EventHandle> link_events;  // detections and flaps, cancelled on destruction
   std::size_t link_events_after_prune = 0;
 

@@ -1,10 +1,16 @@
-// The exact shortcut for flow completions. Removing a flow only adds spare capacity on its own
+// Exact shortcuts that spare the re-solve of a whole connected component, which dominates large
+// runs. Both rest on the bottleneck characterisation of max-min fairness (Bertsekas & Gallager,
+// "Data Networks" §6.5.2): an allocation is max-min fair iff every flow has a saturated link on which
+// no flow has a higher rate; and it is unique.
+//
+// Completions. Removing a flow only adds spare capacity on its own
 // links. If every other flow crossing those links still has a bottleneck elsewhere (a saturated
 // link outside them on which no flow has a higher rate), the current rates remain the max-min fair
 // allocation of the remaining flows: each flow keeps a saturated link where it has the largest rate
 // (Bertsekas & Gallager's bottleneck characterisation), and max-min allocations are unique. The
 // re-solve of the whole connected component, which dominates large runs, is then skipped.
 #include <algorithm>
+#include <limits>
 
 #include "backend/sim/fabric_impl.h"
 
@@ -49,6 +55,38 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
       if (!elsewhere) return false;
     }
   }
+  return true;
+}
+
+// Starts. If every link of the new flow has spare capacity, giving it r = the smallest spare
+// capacity over its links (divided by its weight there) saturates its tightest link and touches no
+// other saturated link, so every other flow keeps its bottleneck. The new flow is bottlenecked on
+// that link if no flow there has a higher rate than r; then the allocation is max-min fair as it is.
+bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
+  const FlowState& f = flows[slot];
+  double rate = std::numeric_limits<double>::infinity();
+  topo::LinkId tightest;
+  for (const Usage& u : f.usages) {
+    const double capacity = links[u.link.index()].capacity();
+    double load = 0;
+    for (const LinkFlowEntry& e : link_flows[u.link.index()]) {
+      if (e.slot == slot) continue;
+      const FlowState& other = flows[e.slot];
+      if (other.rate < 0) return false;  // not yet solved
+      load += other.usages[e.usage].weight * other.rate;
+    }
+    const double spare = capacity - load;
+    if (spare <= capacity * kRelativeTolerance) return false;
+    if (spare / u.weight < rate) {
+      rate = spare / u.weight;
+      tightest = u.link;
+    }
+  }
+  if (!tightest.valid()) return false;
+  for (const LinkFlowEntry& e : link_flows[tightest.index()]) {
+    if (e.slot != slot && flows[e.slot].rate > rate * (1 + kRelativeTolerance)) return false;
+  }
+  admitted_rate = rate;
   return true;
 }
 
