@@ -1,0 +1,51 @@
+// One training iteration of MegaScale's 175B model with all of its optimisations
+// (scenarios/megascale/175b_megascale.toml), simulated rank by rank with every PP and DP flow on the
+// Clos, at the paper's strong-scaling sizes. Counters: the simulated iteration time and MFU, and the
+// peak RSS of the process. Run: build/bench/bench_iteration [--benchmark_filter=.../12288]
+#include <benchmark/benchmark.h>
+
+#include <fstream>
+#include <string>
+
+#include "scenarios/loader.h"
+#include "scenarios/run_study.h"
+
+namespace {
+
+double peak_rss_mb() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmHWM:") {
+      double kb = 0;
+      status >> kb;
+      return kb / 1024.0;
+    }
+  }
+  return 0;
+}
+
+void BM_Iteration175bMegaScale(benchmark::State& state) {
+  megasim::scenarios::Scenario s = megasim::scenarios::load_scenario_file(std::string(MEGASIM_SOURCE_DIR) +
+                                                                          "/scenarios/megascale/175b_megascale.toml");
+  s.cluster.gpus = state.range(0);
+  s.plan.global_batch_size = state.range(0) <= 1024 ? 768 : 6144;  // the paper's two strong-scaling batches
+  double iteration_s = 0, mfu = 0;
+  for (auto _ : state) {
+    const auto result = megasim::scenarios::run_iteration_study(s);
+    iteration_s = result.report.iteration_time_s;
+    mfu = result.report.mfu;
+  }
+  state.counters["sim_iteration_s"] = iteration_s;
+  state.counters["mfu"] = mfu;
+  state.counters["peak_rss_mb"] = peak_rss_mb();
+}
+BENCHMARK(BM_Iteration175bMegaScale)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Arg(3072)
+    ->Arg(12288)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
+
+}  // namespace
