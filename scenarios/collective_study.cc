@@ -75,7 +75,12 @@ CollectiveReport run_collective_study(const Scenario& s, const CollectiveRequest
   const auto wall_start = std::chrono::steady_clock::now();
   const topo::Topology topology = topo::Topology::build(effective_cluster(s));
   const auto rank_groups = requested_groups(s, r);
-  const topo::Placement placement = topo::contiguous_placement(topology, s.cluster.gpus);
+  // One group of the first GPUs has no plan; the groups of a plan follow its placement policy.
+  topo::Placement placement = topo::contiguous_placement(topology, s.cluster.gpus);
+  if (r.scope != GroupScope::kSingle) {
+    const std::int64_t tp = s.plan.tensor_model_parallel_size, pp = s.plan.pipeline_model_parallel_size;
+    placement = plan_placement(s, topology, tp, s.cluster.gpus / (tp * pp), pp);
+  }
 
   backend::FabricParams fabric_params = s.fabric;
   fabric_params.ecmp.seed = sim::RngStreams(s.seed).stream_seed("fabric.ecmp");

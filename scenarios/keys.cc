@@ -50,6 +50,11 @@ void add_cluster_keys(std::vector<KeySpec>& t) {
       [](Scenario& s, const Value& v) { s.gpu = models::find_gpu(text_of(v), "cluster.gpu").name; },
       [](const Scenario& s) -> Value { return s.gpu; }));
   t.push_back(field("cluster", "gpus", "GPUs", "total GPUs (a multiple of gpus_per_server)", c, &ClusterParams::gpus));
+  t.push_back(custom(
+      "cluster", "placement", ValueType::kString, "", "contiguous|topology_aware|scattered",
+      "rank to GPU: Megatron order on consecutive servers, stages aligned to ToR groups, or shuffled servers",
+      [](Scenario& s, const Value& v) { s.placement = topo::parse_placement_policy(text_of(v), "cluster.placement"); },
+      [](const Scenario& s) -> Value { return std::string(topo::to_string(s.placement)); }));
   t.push_back(field("cluster", "gpus_per_server", "GPUs", "GPUs behind one NVSwitch, one NIC each", c,
                     &ClusterParams::gpus_per_server));
   t.push_back(field("cluster", "rails", "", "rail ToRs per group; GPU k of a server uses rail k % rails", c,

@@ -27,7 +27,7 @@ RunResult run_iteration_study(const Scenario& s, bool record_flows) {
   backend::IterationInputs inputs;
   inputs.workload = &result.workload;
   inputs.topology = &topology;
-  inputs.placement = topo::contiguous_placement(topology, plan.world_size);
+  inputs.placement = plan_placement(s, topology, plan.tp, plan.dp, plan.pp);
   inputs.fabric = s.fabric;
   inputs.fabric.ecmp.seed = sim::RngStreams(s.seed).stream_seed("fabric.ecmp");
   inputs.collective = s.collective;

@@ -29,6 +29,11 @@ topo::ClusterParams effective_cluster(const Scenario& scenario) {
   return params;
 }
 
+topo::Placement plan_placement(const Scenario& scenario, const topo::Topology& topology, std::int64_t tensor,
+                               std::int64_t data, std::int64_t pipeline) {
+  return topo::make_placement(topology, topo::PlanShape{tensor, data, pipeline}, scenario.placement, scenario.seed);
+}
+
 void validate(const Scenario& scenario) {
   models::find_gpu(scenario.gpu, "cluster.gpu");
   topo::validate(effective_cluster(scenario));

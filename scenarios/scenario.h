@@ -10,6 +10,7 @@
 #include "models/model_spec.h"
 #include "models/plan.h"
 #include "topology/cluster_params.h"
+#include "topology/placement.h"
 
 namespace megasim::scenarios {
 
@@ -24,6 +25,7 @@ struct Scenario {
   std::uint64_t seed = 1;             // master seed; every random stream derives from it by name
   std::string gpu = "A100-SXM-80GB";  // a name of models::known_gpus()
   topo::ClusterParams cluster;        // nvlink_gbytes_per_s = 0 means: from the GPU's spec
+  topo::PlacementPolicy placement = topo::PlacementPolicy::kContiguous;  // rank -> GPU
   backend::FabricParams fabric;
   models::CollectiveParams collective;
   models::ModelSpec model;
@@ -38,5 +40,10 @@ void validate(const Scenario& scenario);
 // The cluster parameters with the GPU-derived defaults filled in: NVLink bandwidth each way is half
 // the GPU's total NVLink bandwidth when cluster.nvlink_gbytes_per_s is 0.
 topo::ClusterParams effective_cluster(const Scenario& scenario);
+
+// Rank -> GPU for the scenario's plan and placement policy (the scatter uses the named stream
+// "placement.scatter" of the scenario's seed).
+topo::Placement plan_placement(const Scenario& scenario, const topo::Topology& topology, std::int64_t tensor,
+                               std::int64_t data, std::int64_t pipeline);
 
 }  // namespace megasim::scenarios

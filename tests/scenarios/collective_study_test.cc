@@ -37,6 +37,23 @@ TEST(CollectiveStudy, DpGroupsOfAPlanMatchTheRingFormula) {
   EXPECT_NEAR(report.slowest.busbw_gbytes_per_s, report.slowest.algbw_gbytes_per_s * 2 * (n - 1) / n, 1e-9);
 }
 
+// Contiguous placement keeps each of these DP groups (64 ranks, one per server, one rail) under one
+// rail ToR, so its ring never meets ECMP and runs at the NIC rate. Scattered servers make the ring
+// edges cross ToRs and aggregation switches, where ECMP can only add collisions: never faster.
+// Topology-aware placement is already aligned here and must equal contiguous.
+TEST(CollectiveStudy, PlacementPolicies) {
+  Scenario s = small_cluster(1024);
+  s.plan.pipeline_model_parallel_size = 2;
+  CollectiveRequest r;
+  r.scope = GroupScope::kData;
+  r.bytes = 64.0 * 1024 * 1024;
+  const double contiguous = run_collective_study(s, r).slowest.time_s;
+  s.placement = topo::PlacementPolicy::kTopologyAware;
+  EXPECT_DOUBLE_EQ(run_collective_study(s, r).slowest.time_s, contiguous);
+  s.placement = topo::PlacementPolicy::kScattered;
+  EXPECT_GE(run_collective_study(s, r).slowest.time_s, contiguous * (1 - 1e-12));
+}
+
 TEST(CollectiveStudy, SingleGroupDefaultsToTheWholeCluster) {
   CollectiveRequest r;
   r.bytes = 1 << 20;
