@@ -7,6 +7,8 @@
 // Run: build-dir/bench/bench_dp_allreduce
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_util.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -26,20 +28,6 @@ namespace models = megasim::models;
 namespace topo = megasim::topo;
 
 constexpr std::int64_t kGpus = 12'288;
-
-// Peak resident set size of this process in MB (VmHWM from /proc/self/status; 0 if unavailable).
-double peak_rss_mb() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    if (key == "VmHWM:") {
-      double kb = 0;
-      status >> kb;
-      return kb / 1024.0;
-    }
-  }
-  return 0;
-}
 
 struct DpCase {
   topo::Topology topology;
@@ -78,7 +66,7 @@ void BM_DpAllReduce12288(benchmark::State& state) {
   state.counters["group_size"] = static_cast<double>(c.jobs.front().members.size());
   state.counters["sim_time_s"] = slowest->time_s;
   state.counters["slowest_busbw_gbytes_per_s"] = slowest->busbw_gbytes_per_s;
-  state.counters["peak_rss_mb"] = peak_rss_mb();
+  state.counters["peak_rss_mb"] = megasim::bench::peak_rss_mb();
 }
 BENCHMARK(BM_DpAllReduce12288)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 

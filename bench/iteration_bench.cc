@@ -4,6 +4,8 @@
 // peak RSS of the process. Run: build/bench/bench_iteration [--benchmark_filter=.../12288]
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_util.h"
+
 #include <fstream>
 #include <string>
 
@@ -11,19 +13,6 @@
 #include "scenarios/run_study.h"
 
 namespace {
-
-double peak_rss_mb() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    if (key == "VmHWM:") {
-      double kb = 0;
-      status >> kb;
-      return kb / 1024.0;
-    }
-  }
-  return 0;
-}
 
 void BM_Iteration175bMegaScale(benchmark::State& state) {
   megasim::scenarios::Scenario s = megasim::scenarios::load_scenario_file(std::string(MEGASIM_SOURCE_DIR) +
@@ -38,7 +27,7 @@ void BM_Iteration175bMegaScale(benchmark::State& state) {
   }
   state.counters["sim_iteration_s"] = iteration_s;
   state.counters["mfu"] = mfu;
-  state.counters["peak_rss_mb"] = peak_rss_mb();
+  state.counters["peak_rss_mb"] = megasim::bench::peak_rss_mb();
 }
 BENCHMARK(BM_Iteration175bMegaScale)
     ->Arg(256)

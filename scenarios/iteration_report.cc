@@ -8,6 +8,7 @@
 
 #include "models/flops.h"
 #include "scenarios/json_writer.h"
+#include "scenarios/report_json.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -65,14 +66,6 @@ void write_breakdown(JsonWriter& w, const RankBreakdown& b) {
   w.field("compute_s", b.compute_s).field("tp_exposed_s", b.tp_exposed_s).field("pp_exposed_s", b.pp_exposed_s);
   w.field("dp_exposed_s", b.dp_exposed_s).field("bubble_s", b.bubble_s).field("waiting_s", b.waiting_s);
   w.field("total_s", b.total_s);
-  w.end_object();
-}
-
-void write_memory(JsonWriter& w, const models::MemoryBreakdown& m) {
-  w.begin_object();
-  w.field("parameters", m.parameters_bytes).field("gradients", m.gradients_bytes);
-  w.field("optimizer", m.optimizer_bytes).field("activations", m.activations_bytes);
-  w.field("total", m.total_bytes());
   w.end_object();
 }
 
@@ -169,18 +162,11 @@ std::string to_json(const IterationReport& r) {
   w.end_object();
   if (r.memory && !r.memory->stages.empty()) {
     w.key("memory").begin_object();
-    w.field("peak_stage", r.memory->peak_stage()).key("peak");
-    write_memory(w, r.memory->peak());
-    w.key("stages").begin_array();
-    for (const models::MemoryBreakdown& m : r.memory->stages) write_memory(w, m);
-    w.end_array();
+    write_memory_estimate_fields(w, *r.memory);
     w.end_object();
   }
-  w.key("plan").begin_object();
-  w.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("vpp", p.virtual_stages);
-  w.field("micro_batch_size", p.plan.micro_batch_size).field("num_microbatches", p.num_microbatches);
-  w.field("global_batch_size", p.plan.global_batch_size).field("world_size", p.world_size);
-  w.end_object();
+  w.key("plan");
+  write_plan_json(w, p);
   w.key("heat_map").begin_object();
   w.field("dp", r.heat_map.dp).field("pp", r.heat_map.pp);
   write_doubles(w, "compute_s", r.heat_map.compute_s);

@@ -6,19 +6,12 @@
 #include "models/gpu_spec.h"
 #include "models/model_spec.h"
 #include "scenarios/json_writer.h"
+#include "scenarios/report_json.h"
 
 namespace megasim::scenarios {
 namespace {
 
 constexpr double kGB = 1e9;
-
-void write_breakdown(JsonWriter& w, const models::MemoryBreakdown& m) {
-  w.begin_object();
-  w.field("parameters", m.parameters_bytes).field("gradients", m.gradients_bytes);
-  w.field("optimizer", m.optimizer_bytes).field("activations", m.activations_bytes);
-  w.field("total", m.total_bytes());
-  w.end_object();
-}
 
 }  // namespace
 
@@ -74,22 +67,15 @@ std::string to_json(const PlanReport& r) {
   const models::ResolvedPlan& p = r.plan;
   JsonWriter w;
   w.begin_object();
-  w.key("plan").begin_object();
-  w.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("vpp", p.virtual_stages);
-  w.field("micro_batch_size", p.plan.micro_batch_size).field("num_microbatches", p.num_microbatches);
-  w.field("global_batch_size", p.plan.global_batch_size).field("layers_per_stage", p.layers_per_stage);
-  w.end_object();
+  w.key("plan");
+  write_plan_json(w, p);
   w.key("warnings").begin_array();
   for (const std::string& warning : p.warnings) w.value(warning);
   w.end_array();
   w.field("gpu", r.gpu).field("hbm_bytes", r.hbm_bytes).field("parameters", r.parameters);
   w.key("memory").begin_object();
-  w.field("peak_stage", r.memory.peak_stage()).field("fits", r.fits);
-  w.key("peak");
-  write_breakdown(w, r.memory.peak());
-  w.key("stages").begin_array();
-  for (const models::MemoryBreakdown& m : r.memory.stages) write_breakdown(w, m);
-  w.end_array();
+  w.field("fits", r.fits);
+  write_memory_estimate_fields(w, r.memory);
   w.end_object();
   w.field("model_flops_per_iteration", r.model_flops_per_iteration);
   w.field("hardware_flops_per_iteration", r.hardware_flops_per_iteration);

@@ -1,0 +1,19 @@
+// JSON pieces shared by the reports (`megasim plan`, `megasim run`), so a plan or a memory estimate
+// has the same keys wherever it appears.
+#pragma once
+
+#include "models/memory.h"
+#include "models/plan.h"
+#include "scenarios/json_writer.h"
+
+namespace megasim::scenarios {
+
+// {"tp","pp","dp","vpp","micro_batch_size","num_microbatches","global_batch_size","layers_per_stage",
+//  "world_size"}
+void write_plan_json(JsonWriter& w, const models::ResolvedPlan& plan);
+// {"parameters","gradients","optimizer","activations","total"} in bytes.
+void write_memory_json(JsonWriter& w, const models::MemoryBreakdown& memory);
+// {"peak_stage", "peak": {...}, "stages": [{...}, ...]} plus any extra fields the caller adds after.
+void write_memory_estimate_fields(JsonWriter& w, const models::MemoryEstimate& estimate);
+
+}  // namespace megasim::scenarios
