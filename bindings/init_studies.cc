@@ -2,6 +2,7 @@
 
 #include "bindings/init.h"
 #include "scenarios/api.h"
+#include "scenarios/run_study.h"
 #include "topology/summary.h"
 #include "topology/topology.h"
 
@@ -32,9 +33,21 @@ std::string topology_json(const scenarios::Scenario& s) {
   return scenarios::to_json(topo::summarize(topo::Topology::build(scenarios::effective_cluster(s))));
 }
 
+std::string run_json(const scenarios::Scenario& s) {
+  py::gil_scoped_release release;
+  return scenarios::to_json(scenarios::run_iteration_study(s).report);
+}
+
+std::string plan_json(const scenarios::Scenario& s) {
+  py::gil_scoped_release release;
+  return scenarios::to_json(scenarios::run_plan_study(s));
+}
+
 }  // namespace
 
 void init_studies(py::module_& m) {
+  m.def("_run_json", &run_json, py::arg("scenario"));
+  m.def("_plan_json", &plan_json, py::arg("scenario"));
   m.def("_collective_json", &collective_json, py::arg("scenario"), py::arg("op"), py::arg("bytes"), py::arg("algo"),
         py::arg("group"), py::arg("gpus"));
   m.def("_topology_json", &topology_json, py::arg("scenario"));

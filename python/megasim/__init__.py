@@ -21,3 +21,17 @@ def topology(scenario=None):
     """Builds the scenario's cluster and returns the `megasim topo --json` summary as a dict."""
     scenario = scenario if scenario is not None else Scenario()
     return json.loads(_megasim._topology_json(scenario))
+
+
+def run(scenario=None):
+    """Simulates one training iteration of the scenario rank by rank and returns the report as a
+    dict with the keys of `megasim run --json` (iteration_time_s, tokens_per_s, mfu, hfu,
+    flop_convention, breakdown, memory, plan, heat_map, critical_path)."""
+    scenario = scenario if scenario is not None else Scenario()
+    return json.loads(_megasim._run_json(scenario))
+
+
+def plan(scenario=None):
+    """Resolves and checks the scenario's parallel plan; returns `megasim plan --json` as a dict."""
+    scenario = scenario if scenario is not None else Scenario()
+    return json.loads(_megasim._plan_json(scenario))

@@ -44,3 +44,16 @@ def test_get_returns_typed_values():
     assert s.get("cluster.gpus") == 1024
     assert s.get("fabric.routing") == "ecmp"
     assert s.get("fabric.ecmp_polarized") is False
+
+
+def test_run_matches_cli():
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "scenarios", "megatron", "korthikanti_22b.toml")
+    from_python = megasim.run(megasim.load(path))
+    from_cli = cli_json("run", path)
+    assert from_python == from_cli
+    assert 0 < from_python["mfu"] < 1
+
+
+def test_plan_reports_memory_fit():
+    report = megasim.plan(megasim.Scenario())
+    assert report["plan"]["tp"] == 8 and report["memory"]["fits"] is True
