@@ -196,6 +196,13 @@ void add_plan_keys(std::vector<KeySpec>& t) {
                     &ParallelPlan::async_data_loading));
 }
 
+void add_calibration_keys(std::vector<KeySpec>& t) {
+  t.push_back(custom(
+      "calibration", "file", ValueType::kString, "", "", "calibration TOML replacing the cost model defaults",
+      [](Scenario& s, const Value& v) { s.calibration_file = text_of(v); },
+      [](const Scenario& s) -> Value { return s.calibration_file; }));
+}
+
 std::vector<KeySpec> build_table() {
   std::vector<KeySpec> t;
   add_simulation_keys(t);
@@ -204,6 +211,7 @@ std::vector<KeySpec> build_table() {
   add_collective_keys(t);
   add_model_keys(t);
   add_plan_keys(t);
+  add_calibration_keys(t);
   return t;
 }
 

@@ -6,6 +6,7 @@
 #include "models/compute_cost.h"
 #include "models/gpu_spec.h"
 #include "models/memory.h"
+#include "scenarios/calibration_file.h"
 #include "sim/rng.h"
 #include "topology/placement.h"
 #include "topology/topology.h"
@@ -33,6 +34,7 @@ RunResult run_iteration_study(const Scenario& s, bool record_flows) {
   inputs.collective = s.collective;
   inputs.gpu = gpu;
   inputs.calibration = models::default_compute_calibration(gpu);
+  if (!s.calibration_file.empty()) apply_calibration_file(s.calibration_file, inputs.calibration, inputs.fabric);
   inputs.record_flows = record_flows;
   result.trace = backend::simulate_iteration(inputs);
 

@@ -30,6 +30,9 @@ struct Scenario {
   models::CollectiveParams collective;
   models::ModelSpec model;
   models::ParallelPlan plan;
+  // A calibration file (scenarios/calibration_file.h) replacing the cost model's public defaults;
+  // empty: the defaults. A relative path is taken from the current directory.
+  std::string calibration_file;
 };
 
 // Checks the cluster, GPU, fabric, collective and model sections (throws sim::ConfigError naming

@@ -1,0 +1,126 @@
+#include "scenarios/calibration_file.h"
+
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "sim/error.h"
+
+namespace megasim::scenarios {
+namespace {
+
+std::string key_of(std::string_view section, std::string_view name) {
+  return "calibration." + std::string(section) + "." + std::string(name);
+}
+
+double number(const toml::node& node, const std::string& key) {
+  if (auto v = node.as_floating_point()) return v->get();
+  if (auto v = node.as_integer()) return static_cast<double>(v->get());
+  throw sim::ConfigError(key, "(not a number)", "a number");
+}
+
+std::int64_t integer(const toml::node& node, const std::string& key) {
+  if (auto v = node.as_integer()) return v->get();
+  throw sim::ConfigError(key, "(not an integer)", "an integer");
+}
+
+models::GemmPoint gemm_point(const toml::node& node, const std::string& key) {
+  const toml::table* t = node.as_table();
+  if (t == nullptr) throw sim::ConfigError(key, "(not a table)", "{ m = M, n = N, k = K, efficiency = E }");
+  models::GemmPoint p;
+  for (const auto& [name, value] : *t) {
+    const std::string field = key + "." + std::string(name.str());
+    if (name == "m")
+      p.m = integer(value, field);
+    else if (name == "n")
+      p.n = integer(value, field);
+    else if (name == "k")
+      p.k = integer(value, field);
+    else if (name == "efficiency")
+      p.efficiency = number(value, field);
+    else
+      throw sim::ConfigError(field, "(unknown key)", "one of m, n, k, efficiency");
+  }
+  return p;
+}
+
+void apply_compute(const toml::table& t, models::ComputeCalibration& c) {
+  for (const auto& [name_key, node] : t) {
+    const std::string_view name = name_key.str();
+    const std::string key = key_of("compute", name);
+    if (name == "best_gemm_efficiency")
+      c.best_gemm_efficiency = number(node, key);
+    else if (name == "gemm_k_overhead")
+      c.gemm_k_overhead = number(node, key);
+    else if (name == "memory_efficiency")
+      c.memory_efficiency = number(node, key);
+    else if (name == "flash_attention_forward_efficiency")
+      c.flash_attention_forward_efficiency = number(node, key);
+    else if (name == "flash_attention_backward_efficiency")
+      c.flash_attention_backward_efficiency = number(node, key);
+    else if (name == "launch_overhead_us")
+      c.launch_overhead_ns = static_cast<std::int64_t>(number(node, key) * 1e3 + 0.5);
+    else if (name == "gemm_points") {
+      const toml::array* points = node.as_array();
+      if (points == nullptr) throw sim::ConfigError(key, "(not an array)", "an array of { m, n, k, efficiency }");
+      c.gemm_points.clear();
+      for (const toml::node& p : *points) c.gemm_points.push_back(gemm_point(p, key));
+    } else {
+      throw sim::ConfigError(key, "(unknown key)",
+                             "one of best_gemm_efficiency, gemm_k_overhead, memory_efficiency, "
+                             "flash_attention_forward_efficiency, flash_attention_backward_efficiency, "
+                             "launch_overhead_us, gemm_points");
+    }
+  }
+}
+
+void apply_network(const toml::table& t, backend::FabricParams& f) {
+  for (const auto& [name_key, node] : t) {
+    const std::string_view name = name_key.str();
+    const std::string key = key_of("network", name);
+    if (name == "nvlink_efficiency")
+      f.nvlink_efficiency = number(node, key);
+    else if (name == "network_efficiency")
+      f.network_efficiency = number(node, key);
+    else
+      throw sim::ConfigError(key, "(unknown key)", "one of nvlink_efficiency, network_efficiency");
+  }
+}
+
+}  // namespace
+
+void apply_calibration_text(std::string_view toml_text, std::string_view source, models::ComputeCalibration& compute,
+                            backend::FabricParams& fabric) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source);
+  } catch (const toml::parse_error& e) {
+    throw sim::ConfigError(std::string(source) + ":" + std::to_string(e.source().begin.line) +
+                           ": malformed calibration TOML: " + std::string(e.description()));
+  }
+  for (const auto& [section, node] : root) {
+    const toml::table* t = node.as_table();
+    if (section == "compute" && t != nullptr) {
+      apply_compute(*t, compute);
+    } else if (section == "network" && t != nullptr) {
+      apply_network(*t, fabric);
+    } else {
+      throw sim::ConfigError("calibration." + std::string(section.str()), "(in " + std::string(source) + ")",
+                             "a [compute] or [network] section");
+    }
+  }
+  models::validate(compute);
+  backend::validate(fabric);
+}
+
+void apply_calibration_file(const std::string& path, models::ComputeCalibration& compute,
+                            backend::FabricParams& fabric) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw sim::ConfigError("calibration.file", path, "a readable calibration TOML file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  apply_calibration_text(text.str(), path, compute, fabric);
+}
+
+}  // namespace megasim::scenarios
