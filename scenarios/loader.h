@@ -11,7 +11,8 @@
 
 namespace megasim::scenarios {
 
-// Reads a scenario file over the defaults. Unknown sections or keys and wrong types are errors.
+// Reads a scenario file over the defaults. Unknown sections or keys and wrong types are errors. A
+// relative [calibration] file is resolved against the scenario file's folder.
 // Does not validate cross-key constraints: call validate() after applying overrides.
 Scenario load_scenario_file(const std::string& path);
 // The same from TOML text; `source` names it in error messages.

@@ -31,7 +31,8 @@ struct Scenario {
   models::ModelSpec model;
   models::ParallelPlan plan;
   // A calibration file (scenarios/calibration_file.h) replacing the cost model's public defaults;
-  // empty: the defaults. A relative path is taken from the current directory.
+  // empty: the defaults. Relative to the scenario file's folder when set in a file, else to the
+  // current directory.
   std::string calibration_file;
 };
 

@@ -16,7 +16,8 @@ std::vector<std::filesystem::path> scenario_files() {
   std::vector<std::filesystem::path> files;
   for (const auto& entry :
        std::filesystem::recursive_directory_iterator(std::string(MEGASIM_SOURCE_DIR) + "/scenarios")) {
-    if (entry.path().extension() == ".toml") files.push_back(entry.path());
+    const bool calibration = entry.path().parent_path().filename() == "calibration";
+    if (entry.path().extension() == ".toml" && !calibration) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   return files;
