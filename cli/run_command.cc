@@ -49,7 +49,8 @@ Action register_run(CLI::App& app) {
   add_scenario_options(*cmd, o->scenario);
   cmd->add_option("--out", o->out_dir, "write report.json and trace.json (Perfetto) into DIR");
   cmd->add_flag("--json", o->json, "print the report as JSON");
-  cmd->add_option("--trace-ranks", o->trace_ranks, "ranks written to trace.json (default: the first ones)")
+  cmd->add_option("--trace-ranks", o->trace_ranks,
+                  "ranks written to trace.json (default: TP rank 0 of every stage, replica by replica)")
       ->delimiter(',');
   cmd->add_option("--max-trace-ranks", o->max_trace_ranks, "at most this many ranks in trace.json (0: all)")
       ->capture_default_str();

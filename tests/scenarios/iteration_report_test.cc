@@ -13,6 +13,7 @@ namespace {
 using models::CollectiveOp;
 using models::TaskCategory;
 using models::TaskKind;
+using testing::balanced_json;
 using testing::compute;
 using testing::dp_call;
 using testing::p2p;
@@ -311,32 +312,12 @@ TEST(TaskName, NamesFromCategoryMicroBatchAndChunk) {
   EXPECT_EQ(task_name(dp_call(CollectiveOp::kAllGather)), "dp all_gather");
 }
 
-// Brackets and braces outside strings balance, and the document is one object.
-bool balanced_json(const std::string& json) {
-  std::vector<char> stack;
-  bool in_string = false;
-  for (std::size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (c == '{' || c == '[') stack.push_back(c);
-    if (c == '}' || c == ']') {
-      if (stack.empty() || stack.back() != (c == '}' ? '{' : '[')) return false;
-      stack.pop_back();
-    }
-  }
-  return stack.empty() && !in_string && json.front() == '{';
-}
-
 TEST(IterationReport, JsonHasTheStableKeysAndMemoryWhenPresent) {
   const DataParallel d = data_parallel(1.5);
   IterationReport r = summarize(d.workload, d.trace, models::find_gpu("A100"));
   std::string json = to_json(r);
   EXPECT_TRUE(balanced_json(json));
+  EXPECT_EQ(json.front(), '{');
   for (const char* key : {"\"iteration_time_s\"",
                           "\"tokens_per_s\"",
                           "\"mfu\"",

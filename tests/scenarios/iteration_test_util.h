@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -108,6 +109,27 @@ inline backend::Trace trace(std::vector<backend::TraceUnit> units, double iterat
   t.iteration_time = ms(iteration_ms);
   t.units = std::move(units);
   return t;
+}
+
+// Brackets and braces outside strings balance: a cheap structural check of written JSON.
+inline bool balanced_json(const std::string& json) {
+  std::vector<char> stack;
+  bool in_string = false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') stack.push_back(c);
+    if (c == '}' || c == ']') {
+      if (stack.empty() || stack.back() != (c == '}' ? '{' : '[')) return false;
+      stack.pop_back();
+    }
+  }
+  return stack.empty() && !in_string;
 }
 
 }  // namespace megasim::scenarios::testing

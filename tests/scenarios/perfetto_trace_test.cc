@@ -49,27 +49,6 @@ std::size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// Brackets and braces outside strings balance.
-bool balanced(const std::string& json) {
-  std::vector<char> stack;
-  bool in_string = false;
-  for (std::size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (c == '{' || c == '[') stack.push_back(c);
-    if (c == '}' || c == ']') {
-      if (stack.empty() || stack.back() != (c == '}' ? '{' : '[')) return false;
-      stack.pop_back();
-    }
-  }
-  return stack.empty() && !in_string;
-}
-
 // The complete events of one process, without the pid.
 std::vector<std::string> events_of(const std::string& json, std::int64_t pid) {
   const std::string prefix = "{\"pid\":" + std::to_string(pid) + ",";
@@ -89,7 +68,7 @@ TEST(PerfettoTrace, DocumentShapeAndEventCounts) {
   const std::string json = perfetto_trace_json(f.workload, f.trace);
   EXPECT_EQ(json.rfind("{\"traceEvents\":[", 0), 0u);
   EXPECT_NE(json.find("],\"displayTimeUnit\":\"ns\"}"), std::string::npos);
-  EXPECT_TRUE(balanced(json));
+  EXPECT_TRUE(testing::balanced_json(json));
   // Per rank: 4 tasks + 1 TP event for the forward; 1 process name + 4 thread names. 4 ranks.
   EXPECT_EQ(count(json, "\"ph\":\"X\""), 4u * 5);
   EXPECT_EQ(count(json, "\"ph\":\"M\""), 4u * 5);
@@ -142,7 +121,7 @@ TEST(PerfettoTrace, FilterSelectsAndLimitsRanks) {
   EXPECT_EQ(count(json, "\"name\":\"process_name\""), 1u);
   EXPECT_EQ(count(json, "{\"pid\":3,"), 10u);
   EXPECT_EQ(count(json, "{\"pid\":0,"), 0u);
-  EXPECT_TRUE(balanced(json));
+  EXPECT_TRUE(testing::balanced_json(json));
 }
 
 // 100 one-rank replicas: the default filter writes the first 64; max_ranks = 0 writes all.
