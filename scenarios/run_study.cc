@@ -36,7 +36,7 @@ RunResult run_iteration_study(const Scenario& s, bool record_flows) {
   inputs.calibration = models::default_compute_calibration(gpu);
   if (!s.calibration_file.empty()) apply_calibration_file(s.calibration_file, inputs.calibration, inputs.fabric);
   inputs.record_flows = record_flows;
-  result.trace = backend::simulate_iteration(inputs);
+  result.trace = backend::simulate_iteration(inputs, &result.stats);
 
   result.report = summarize(result.workload, result.trace, gpu);
   result.report.memory = memory;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "backend/sim/iteration_executor.h"
 #include "backend/trace.h"
 #include "models/workload.h"
 #include "scenarios/iteration_report.h"
@@ -17,6 +18,7 @@ struct RunResult {
   backend::Trace trace;
   IterationReport report;
   double wall_time_s = 0;  // host time spent (not deterministic; not in report.json)
+  backend::IterationStats stats;  // simulator counters (benchmarks)
 };
 
 // Throws sim::ConfigError for an invalid scenario, an impossible plan, or a plan whose peak memory

@@ -72,6 +72,7 @@ struct FlowLane {
   topo::GpuId src;
   topo::GpuId dst;
   std::uint32_t connection = 0;  // tells apart connections between the same GPUs (NCCL channel)
+  bool operator==(const FlowLane&) const = default;
 };
 
 struct FlowSpec {

@@ -42,18 +42,9 @@ FlowId Fabric::Impl::start_flow(FlowSpec spec) {
   f.start = f.last_update = sim.now();
   f.completion = f.stall_check = {};
   f.on_complete = std::move(spec.on_complete);
-  f.lanes.clear();
-  f.segments.clear();
-  for (const FlowLane& lane : spec.lanes) {
-    LaneRoute r{lane, static_cast<std::uint32_t>(f.segments.size()), 0, false};
-    const LaneResult result = route_lane(lane, f.segments);
-    r.segments = static_cast<std::uint32_t>(f.segments.size()) - r.first_segment;
-    r.fluid = result.fluid;
-    f.stuck = f.stuck || result.stuck;
-    f.lanes.push_back(r);
-  }
+  route_flow(f, spec.lanes);
   if (f.stuck) stuck_flows.push_back(f.id);
-  install_usages(slot, /*mark_links_dirty=*/false);
+  enter_usages(slot, /*mark_links_dirty=*/false);
   if (!f.stuck && !recompute_pending && admit_without_resolve(slot)) {
     ++skipped_recomputations;
     apply_rate(slot, admitted_rate);
@@ -84,10 +75,33 @@ void Fabric::Impl::credit_carried(FlowState& f) {
   f.done_at_route_change = done;
 }
 
-// Merges the segments' links into one usage per link (sorted by link) and enters the flow in the
-// links' flow lists.
-void Fabric::Impl::install_usages(std::uint32_t slot, bool mark_links_dirty) {
-  FlowState& f = flows[slot];
+void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) {
+  f.lanes.clear();
+  f.segments.clear();
+  const bool cacheable = params.routing == Routing::kEcmp;
+  const LaneKey key{lanes.front().src.value, lanes.front().dst.value, lanes.front().connection};
+  if (cacheable) {
+    if (const auto it = ecmp_routes.find(key); it != ecmp_routes.end() && it->second.lanes == lanes) {
+      f.lanes = it->second.routes;
+      f.segments = it->second.segments;
+      f.usages = it->second.usages;
+      return;
+    }
+  }
+  for (const FlowLane& lane : lanes) {
+    LaneRoute r{lane, static_cast<std::uint32_t>(f.segments.size()), 0, false};
+    const LaneResult result = route_lane(lane, f.segments);
+    r.segments = static_cast<std::uint32_t>(f.segments.size()) - r.first_segment;
+    r.fluid = result.fluid;
+    f.stuck = f.stuck || result.stuck;
+    f.lanes.push_back(r);
+  }
+  build_usages(f);
+  if (cacheable && !f.stuck) ecmp_routes.insert_or_assign(key, CachedRoute{lanes, f.lanes, f.segments, f.usages});
+}
+
+// Merges the segments' links into one usage per link, sorted by link.
+void Fabric::Impl::build_usages(FlowState& f) {
   usage_scratch.clear();
   for (const Segment& s : f.segments) {
     for (const topo::LinkId l : s.path.view()) usage_scratch.push_back({l, s.weight, 0});
@@ -101,6 +115,11 @@ void Fabric::Impl::install_usages(std::uint32_t slot, bool mark_links_dirty) {
       f.usages.push_back(u);
     }
   }
+}
+
+// Enters the flow in its links' flow lists.
+void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
+  FlowState& f = flows[slot];
   for (std::size_t i = 0; i < f.usages.size(); ++i) {
     Usage& u = f.usages[i];
     std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
@@ -108,6 +127,11 @@ void Fabric::Impl::install_usages(std::uint32_t slot, bool mark_links_dirty) {
     list.push_back({slot, static_cast<std::uint32_t>(i)});
     if (mark_links_dirty) mark_dirty(u.link);
   }
+}
+
+void Fabric::Impl::install_usages(std::uint32_t slot, bool mark_links_dirty) {
+  build_usages(flows[slot]);
+  enter_usages(slot, mark_links_dirty);
 }
 
 void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {

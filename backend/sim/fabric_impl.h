@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@ struct FlowState {
   std::vector<Segment> segments;
   std::vector<Usage> usages;      // sorted by link, one entry per link
   std::uint32_t visit_epoch = 0;  // recomputation bookkeeping
+  std::uint32_t check_stamp = 0;  // region solve: checked in this round
 };
 
 struct LinkFlowEntry {
@@ -83,6 +85,49 @@ struct LinkState {
   [[nodiscard]] double capacity() const { return up ? nominal_bytes_per_s * speed_factor : 0.0; }
 };
 
+// A lane's identity for the ECMP path cache: its QPs' 5-tuples are a function of it.
+struct LaneKey {
+  std::int32_t src;
+  std::int32_t dst;
+  std::uint32_t connection;
+  bool operator==(const LaneKey&) const = default;
+};
+struct LaneKeyHash {
+  std::size_t operator()(const LaneKey& k) const {
+    std::uint64_t h = static_cast<std::uint32_t>(k.src);
+    h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(k.dst);
+    h = h * 0x9E3779B97F4A7C15ull ^ k.connection;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
+// The routing of a flow's lanes and the usages it gives (start_flow's work before the link lists).
+struct CachedRoute {
+  std::vector<FlowLane> lanes;
+  std::vector<LaneRoute> routes;
+  std::vector<Segment> segments;
+  std::vector<Usage> usages;
+};
+
+// Relative tolerance of the exact shortcuts' saturation and rate comparisons (fabric_removal.cc,
+// fabric_local_solve.cc), far above the solver's rounding and far below any physical difference.
+inline constexpr double kRateTolerance = 1e-9;
+
+// Working memory of the region solve (fabric_local_solve.cc), indexed by the region's local link
+// numbers (LinkState::local_index).
+struct RegionScratch {
+  std::vector<topo::LinkId> links;
+  std::vector<std::uint8_t> expanded;  // queued for expansion (its flows join R)
+  std::vector<topo::LinkId> stack;
+  std::vector<double> outside_load;  // load of the flows outside R, current rates
+  std::vector<double> outside_max;   // their largest rate
+  std::vector<double> r_load;        // load of R's flows at their new rates
+  std::vector<double> r_max;         // their largest new rate
+  std::vector<std::uint8_t> changed;  // some R flow on the link changes rate
+  std::vector<std::uint32_t> joining;  // flows to add to R after a failed check
+  std::uint32_t check_stamp = 0;
+};
+
 struct Fabric::Impl {
   Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p);
   ~Impl();
@@ -100,6 +145,10 @@ struct Fabric::Impl {
   [[nodiscard]] double remaining_now(const FlowState& f) const;
   void credit_carried(FlowState& f);
   void install_usages(std::uint32_t slot, bool mark_links_dirty = true);
+  void build_usages(FlowState& f);
+  void enter_usages(std::uint32_t slot, bool mark_links_dirty);
+  // Routes the flow's lanes (from the ECMP route cache when it has them).
+  void route_flow(FlowState& f, const std::vector<FlowLane>& lanes);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
   [[nodiscard]] const FlowState* find(FlowId id) const;
   [[nodiscard]] sim::SimTime path_latency(const FlowState& f) const;
@@ -120,6 +169,18 @@ struct Fabric::Impl {
   void request_recompute();
   void recompute();
   void collect_component();
+  // fabric_local_solve.cc: solves the region around the dirty links into component_flows / rates;
+  // false when the whole component must be solved instead.
+  bool recompute_region();
+  bool region_add_link(topo::LinkId l);
+  bool region_add_flow(std::uint32_t slot, bool expand);
+  [[nodiscard]] bool link_saturated_now(topo::LinkId l) const;
+  bool grow_region();
+  bool build_region_problem();
+  void region_loads();
+  [[nodiscard]] bool region_link_saturated(std::uint32_t local) const;
+  bool check_region_flow(std::size_t index);
+  [[nodiscard]] bool outside_flow_keeps_bottleneck(std::uint32_t slot) const;
   void apply_rate(std::uint32_t slot, double rate);
   void on_stall_check(std::uint32_t slot, FlowId id);
   [[nodiscard]] std::string check_rates() const;
@@ -171,6 +232,10 @@ struct Fabric::Impl {
   std::vector<topo::LinkId> bfs_stack;
   std::vector<Segment> segment_scratch;
   std::vector<Usage> usage_scratch;
+  RegionScratch region;
+  // ECMP routes of flows under the current membership, by first lane: a communicator's transfers
+  // reuse their connections, and so their paths, all iteration. Cleared when the membership changes.
+  std::unordered_map<LaneKey, CachedRoute, LaneKeyHash> ecmp_routes;
 };
 
 }  // namespace megasim::backend

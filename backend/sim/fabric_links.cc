@@ -64,6 +64,7 @@ void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
   const LinkState& s = links[l.index()];
   if (s.up || s.down_epoch != interval) return;
   members.remove(l);
+  ecmp_routes.clear();
   // Re-route in flow-id order (the order adaptive routing sees the loads in).
   std::vector<FlowId> affected;
   for (const LinkFlowEntry& e : link_flows[l.index()]) affected.push_back(flows[e.slot].id);
@@ -83,6 +84,7 @@ void Fabric::Impl::set_link_up(topo::LinkId l) {
   if (s.up) return;
   s.up = true;
   members.restore(l);
+  ecmp_routes.clear();
   mark_dirty(l);
   request_recompute();
   retry_stuck_flows();

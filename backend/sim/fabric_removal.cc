@@ -15,20 +15,16 @@
 #include "backend/sim/fabric_impl.h"
 
 namespace megasim::backend {
-namespace {
-constexpr double kRelativeTolerance = 1e-9;
-}  // namespace
-
 // Whether link l (not among the removed flow's links) is a bottleneck of the flow in `slot`.
 bool Fabric::Impl::is_bottleneck_of(topo::LinkId l, std::uint32_t slot) const {
   const double rate = flows[slot].rate;
   double load = 0;
   for (const LinkFlowEntry& e : link_flows[l.index()]) {
     const FlowState& other = flows[e.slot];
-    if (other.rate > rate * (1 + kRelativeTolerance)) return false;
+    if (other.rate > rate * (1 + kRateTolerance)) return false;
     load += other.usages[e.usage].weight * other.rate;
   }
-  return load >= links[l.index()].capacity() * (1 - kRelativeTolerance);
+  return load >= links[l.index()].capacity() * (1 - kRateTolerance);
 }
 
 bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
@@ -76,7 +72,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
       load += other.usages[e.usage].weight * other.rate;
     }
     const double spare = capacity - load;
-    if (spare <= capacity * kRelativeTolerance) return false;
+    if (spare <= capacity * kRateTolerance) return false;
     if (spare / u.weight < rate) {
       rate = spare / u.weight;
       tightest = u.link;
@@ -84,7 +80,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
   }
   if (!tightest.valid()) return false;
   for (const LinkFlowEntry& e : link_flows[tightest.index()]) {
-    if (e.slot != slot && flows[e.slot].rate > rate * (1 + kRelativeTolerance)) return false;
+    if (e.slot != slot && flows[e.slot].rate > rate * (1 + kRateTolerance)) return false;
   }
   admitted_rate = rate;
   return true;

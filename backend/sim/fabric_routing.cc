@@ -33,12 +33,15 @@ bool Fabric::Impl::uses_removed_link(const topo::Path& p) const {
   return false;
 }
 
+// Segment loads steer adaptive routing only; other modes do not track them.
 void Fabric::Impl::add_segment(const Segment& s, std::vector<Segment>& out) {
   out.push_back(s);
+  if (params.routing != Routing::kAdaptive) return;
   for (const topo::LinkId l : s.path.view()) links[l.index()].segment_weight += s.weight;
 }
 
 void Fabric::Impl::drop_segment_load(const Segment& s) {
+  if (params.routing != Routing::kAdaptive) return;
   for (const topo::LinkId l : s.path.view()) {
     double& w = links[l.index()].segment_weight;
     w -= s.weight;

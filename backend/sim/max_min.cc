@@ -75,13 +75,16 @@ double MaxMinSolver::level_of(std::uint32_t link) {
   return std::max(0.0, s.remaining) / s.weight_sum;
 }
 
-// Freezes every unfrozen flow of `link` at `level` and charges it to the other links it crosses.
-void MaxMinSolver::freeze_link(const MaxMinProblem& problem, std::uint32_t link, double level,
-                               std::vector<double>& rates) {
+// Freezes every unfrozen flow of `link` at `level` and charges it to the other links it crosses;
+// returns how many it froze.
+std::size_t MaxMinSolver::freeze_link(const MaxMinProblem& problem, std::uint32_t link, double level,
+                                      std::vector<double>& rates) {
+  std::size_t frozen = 0;
   for (std::uint32_t i = link_begin_[link]; i < link_begin_[link + 1]; ++i) {
     const std::uint32_t f = link_flows_[i].flow;
     if (frozen_[f] != 0) continue;
     frozen_[f] = 1;
+    ++frozen;
     rates[f] = level;
     for (const MaxMinEntry& e : problem.usages(f)) {
       LinkState& s = links_[e.link];
@@ -90,6 +93,7 @@ void MaxMinSolver::freeze_link(const MaxMinProblem& problem, std::uint32_t link,
       --s.unfrozen;
     }
   }
+  return frozen;
 }
 
 void MaxMinSolver::solve(const MaxMinProblem& problem, std::vector<double>& rates) {
@@ -100,10 +104,11 @@ void MaxMinSolver::solve(const MaxMinProblem& problem, std::vector<double>& rate
     if (links_[l].unfrozen > 0) queue_.append_initial({level_of(l), l});
   }
   queue_.sort_initial();
+  std::size_t unfrozen_flows = problem.num_flows();
   // Levels only rise as flows freeze ((c - w*L) / (W - w) >= c / W when L <= c / W), so a popped
   // entry whose key is below the link's current level is stale: re-key it and push it back. This
   // lazy scheme pushes once per pop instead of once per update.
-  while (!queue_.empty()) {
+  while (unfrozen_flows > 0 && !queue_.empty()) {
     const LevelQueue::Entry top = queue_.pop();
     if (links_[top.link].unfrozen == 0) continue;
     const double level = level_of(top.link);
@@ -111,7 +116,7 @@ void MaxMinSolver::solve(const MaxMinProblem& problem, std::vector<double>& rate
       queue_.push({level, top.link});
       continue;
     }
-    freeze_link(problem, top.link, level, rates);
+    unfrozen_flows -= freeze_link(problem, top.link, level, rates);
   }
 }
 

@@ -70,7 +70,7 @@ class MaxMinSolver {
     std::uint32_t cursor;    // fill position while building the link -> flows lists
   };
   void build_link_lists(const MaxMinProblem& problem);
-  void freeze_link(const MaxMinProblem& problem, std::uint32_t link, double level, std::vector<double>& rates);
+  std::size_t freeze_link(const MaxMinProblem& problem, std::uint32_t link, double level, std::vector<double>& rates);
   [[nodiscard]] double level_of(std::uint32_t link);
 
   std::vector<std::uint32_t> link_begin_;  // CSR of the transposed problem: link -> flows

@@ -1,0 +1,227 @@
+// Exact max-min re-solve of the region around a change, instead of the whole connected component.
+//
+// A component joined by long ring flows spans most of a large fabric, but a change (flows started
+// or finished, a link's capacity changed) moves the rates of few flows. The region solve:
+//   1. grows a region R from the changed links: every flow on an expanded link joins R, and a link
+//      of a flow in R is expanded when it is changed or saturated under the current rates (flows
+//      only influence each other through saturated links);
+//   2. solves max-min over R alone, each link's capacity reduced by the load of the flows outside R
+//      at their current rates;
+//   3. checks the bottleneck characterisation of max-min fairness (Bertsekas & Gallager, "Data
+//      Networks" §6.5.2: feasible, and every flow has a saturated link on which no flow has a higher
+//      rate; that allocation is unique) for every flow the re-solve could affect: each flow of R, and
+//      each outside flow crossing a link where R's rates changed. A flow of R whose saturated links
+//      carry a faster outside flow pulls that flow into R; an outside flow left without a
+//      bottleneck joins R. Then 2-3 repeat.
+// When the check passes, the rates are the max-min fair allocation of all flows: feasibility holds
+// because R was solved within the residual capacities and no other load changed, and every flow
+// has its bottleneck (the flows not checked cross no link whose load or rates changed). The region
+// solve gives up (and the caller re-solves the whole component) on anything outside that argument:
+// stalled or unsolved flows, dead links, or a region that keeps growing.
+#include <algorithm>
+#include <cmath>
+
+#include "backend/sim/fabric_impl.h"
+
+namespace megasim::backend {
+namespace {
+constexpr int kMaxRounds = 8;
+}  // namespace
+
+// Adds a link to the region (once per epoch); returns false for a link the region solve does not
+// handle (capacity 0).
+bool Fabric::Impl::region_add_link(topo::LinkId l) {
+  LinkState& s = links[l.index()];
+  if (s.visit_epoch == epoch) return true;
+  if (s.capacity() <= 0) return false;
+  s.visit_epoch = epoch;
+  s.local_index = static_cast<std::uint32_t>(region.links.size());
+  region.links.push_back(l);
+  region.expanded.push_back(0);
+  return true;
+}
+
+// Adds a flow to R; its links join the region, and those that are saturated now are queued for
+// expansion when `expand` is set.
+bool Fabric::Impl::region_add_flow(std::uint32_t slot, bool expand) {
+  FlowState& f = flows[slot];
+  if (f.visit_epoch == epoch) return true;
+  if (f.stuck || f.rate == 0) return false;  // stalled flows: left to the full solve
+  f.visit_epoch = epoch;
+  component_flows.push_back(slot);
+  for (const Usage& u : f.usages) {
+    if (!region_add_link(u.link)) return false;
+    const std::uint32_t local = links[u.link.index()].local_index;
+    if (expand && region.expanded[local] == 0 && link_saturated_now(u.link)) {
+      region.expanded[local] = 1;
+      region.stack.push_back(u.link);
+    }
+  }
+  return true;
+}
+
+// Whether the link is saturated under the current rates (flows not yet solved count as 0).
+bool Fabric::Impl::link_saturated_now(topo::LinkId l) const {
+  double load = 0;
+  for (const LinkFlowEntry& e : link_flows[l.index()]) {
+    const FlowState& f = flows[e.slot];
+    if (f.rate > 0) load += f.usages[e.usage].weight * f.rate;
+  }
+  return load >= links[l.index()].capacity() * (1 - kRateTolerance);
+}
+
+bool Fabric::Impl::grow_region() {
+  while (!region.stack.empty()) {
+    const topo::LinkId l = region.stack.back();
+    region.stack.pop_back();
+    for (const LinkFlowEntry& e : link_flows[l.index()]) {
+      if (!region_add_flow(e.slot, /*expand=*/false)) return false;
+    }
+  }
+  return true;
+}
+
+// Per region link: the load and largest rate of the flows outside R (current rates); builds the
+// max-min problem of R over the residual capacities.
+bool Fabric::Impl::build_region_problem() {
+  const std::size_t n = region.links.size();
+  region.outside_load.assign(n, 0.0);
+  region.outside_max.assign(n, 0.0);
+  problem.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    const topo::LinkId l = region.links[i];
+    double load = 0, fastest = 0;
+    for (const LinkFlowEntry& e : link_flows[l.index()]) {
+      const FlowState& f = flows[e.slot];
+      if (f.visit_epoch == epoch) continue;
+      if (f.rate <= 0) return false;  // unsolved or stalled neighbour: full solve
+      load += f.usages[e.usage].weight * f.rate;
+      fastest = std::max(fastest, f.rate);
+    }
+    region.outside_load[i] = load;
+    region.outside_max[i] = fastest;
+    problem.add_link(std::max(0.0, links[l.index()].capacity() - load));
+  }
+  for (const std::uint32_t slot : component_flows) {
+    for (const Usage& u : flows[slot].usages) problem.add_usage(links[u.link.index()].local_index, u.weight);
+    problem.end_flow();
+  }
+  return true;
+}
+
+// R's new load and largest new rate per region link, and whether any R rate on it changed.
+void Fabric::Impl::region_loads() {
+  const std::size_t n = region.links.size();
+  region.r_load.assign(n, 0.0);
+  region.r_max.assign(n, 0.0);
+  region.changed.assign(n, 0);
+  for (std::size_t i = 0; i < component_flows.size(); ++i) {
+    const FlowState& f = flows[component_flows[i]];
+    const double rate = rates[i];
+    const bool moved = !(f.rate >= 0 && std::abs(rate - f.rate) <= kRateTolerance * f.rate);
+    for (const Usage& u : f.usages) {
+      const std::uint32_t local = links[u.link.index()].local_index;
+      region.r_load[local] += u.weight * rate;
+      region.r_max[local] = std::max(region.r_max[local], rate);
+      if (moved) region.changed[local] = 1;
+    }
+  }
+}
+
+bool Fabric::Impl::region_link_saturated(std::uint32_t local) const {
+  const double capacity = links[region.links[local].index()].capacity();
+  return region.outside_load[local] + region.r_load[local] >= capacity * (1 - kRateTolerance);
+}
+
+// Step 3 for a flow of R (its new rate at `index`): finds its bottleneck, or queues the faster
+// outside flows on its saturated links. Returns false when it has neither (full solve).
+bool Fabric::Impl::check_region_flow(std::size_t index) {
+  const FlowState& f = flows[component_flows[index]];
+  const double rate = rates[index];
+  const double limit = rate * (1 + kRateTolerance);
+  bool queued = false;
+  for (const Usage& u : f.usages) {
+    const std::uint32_t local = links[u.link.index()].local_index;
+    if (!region_link_saturated(local)) continue;
+    if (region.outside_max[local] <= limit && region.r_max[local] <= limit) return true;
+    if (region.outside_max[local] <= limit) continue;
+    for (const LinkFlowEntry& e : link_flows[u.link.index()]) {
+      const FlowState& g = flows[e.slot];
+      if (g.visit_epoch != epoch && g.rate > limit) {
+        region.joining.push_back(e.slot);
+        queued = true;
+      }
+    }
+  }
+  return queued;
+}
+
+// Step 3 for a flow outside R crossing a changed link: whether it still has a bottleneck.
+bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) const {
+  const FlowState& g = flows[slot];
+  const double limit = g.rate * (1 + kRateTolerance);
+  for (const Usage& u : g.usages) {
+    const LinkState& s = links[u.link.index()];
+    if (s.visit_epoch != epoch) {
+      if (is_bottleneck_of(u.link, slot)) return true;
+      continue;
+    }
+    const std::uint32_t local = s.local_index;
+    if (region_link_saturated(local) && region.outside_max[local] <= limit && region.r_max[local] <= limit) return true;
+  }
+  return false;
+}
+
+bool Fabric::Impl::recompute_region() {
+  if (++epoch == 0) {  // wrapped: clear the stamps so none matches the new epoch by accident
+    for (LinkState& s : links) s.visit_epoch = 0;
+    for (FlowState& f : flows) f.visit_epoch = 0;
+    epoch = 1;
+  }
+  component_flows.clear();
+  region.links.clear();
+  region.expanded.clear();
+  region.stack.clear();
+  for (const topo::LinkId l : dirty_links) {
+    if (!region_add_link(l)) return false;
+    const std::uint32_t local = links[l.index()].local_index;
+    if (region.expanded[local] == 0) {
+      region.expanded[local] = 1;
+      region.stack.push_back(l);
+    }
+  }
+  if (!grow_region()) return false;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    if (!build_region_problem()) return false;
+    solver.solve(problem, rates);
+    region_loads();
+    region.joining.clear();
+    for (std::size_t i = 0; i < component_flows.size(); ++i) {
+      if (!check_region_flow(i)) return false;
+    }
+    if (++region.check_stamp == 0) {  // wrapped: clear the stamps so none matches by accident
+      for (FlowState& f : flows) f.check_stamp = 0;
+      region.check_stamp = 1;
+    }
+    for (std::size_t local = 0; local < region.links.size(); ++local) {
+      if (region.changed[local] == 0) continue;
+      for (const LinkFlowEntry& e : link_flows[region.links[local].index()]) {
+        FlowState& g = flows[e.slot];
+        if (g.visit_epoch == epoch || g.check_stamp == region.check_stamp) continue;
+        g.check_stamp = region.check_stamp;
+        if (!outside_flow_keeps_bottleneck(e.slot)) region.joining.push_back(e.slot);
+      }
+    }
+    if (region.joining.empty()) {
+      for (const topo::LinkId l : dirty_links) links[l.index()].dirty = false;
+      dirty_links.clear();
+      return true;
+    }
+    for (const std::uint32_t slot : region.joining) {
+      if (!region_add_flow(slot, /*expand=*/false)) return false;
+    }
+  }
+  return false;
+}
+
+}  // namespace megasim::backend
