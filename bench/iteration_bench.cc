@@ -30,6 +30,7 @@ void BM_Iteration175bMegaScale(benchmark::State& state) {
   state.counters["events"] = static_cast<double>(stats.events);
   state.counters["flows"] = static_cast<double>(stats.flows);
   state.counters["solves"] = static_cast<double>(stats.rate_recomputations);
+  state.counters["region_solves"] = static_cast<double>(stats.region_recomputations);
   state.counters["sim_iteration_s"] = iteration_s;
   state.counters["mfu"] = mfu;
   state.counters["peak_rss_mb"] = megasim::bench::peak_rss_mb();

@@ -17,7 +17,7 @@ struct RunResult {
   models::Workload workload;
   backend::Trace trace;
   IterationReport report;
-  double wall_time_s = 0;  // host time spent (not deterministic; not in report.json)
+  double wall_time_s = 0;         // host time spent (not deterministic; not in report.json)
   backend::IterationStats stats;  // simulator counters (benchmarks)
 };
 

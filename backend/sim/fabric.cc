@@ -148,6 +148,10 @@ std::uint64_t Fabric::skipped_recomputations() const {
   return impl_->skipped_recomputations;
 }
 
+std::uint64_t Fabric::region_recomputations() const {
+  return impl_->region_recomputations;
+}
+
 std::uint64_t Fabric::rate_recomputations() const {
   return impl_->recomputations;
 }

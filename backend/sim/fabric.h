@@ -64,6 +64,9 @@ struct FabricParams {
   sim::SimTime failure_detection_ns = 50 * sim::kMillisecond;
   // A flow that makes no progress for this long fails the job (NCCL timeout); 0 disables the check.
   sim::SimTime stall_timeout_ns = 0;
+  // Re-solve only the region around a change, checked exact (fabric_local_solve.cc); false always
+  // re-solves the whole connected component (the reference the tests compare against).
+  bool region_solve = true;
 };
 // Throws sim::ConfigError("fabric.<key>", ...) for out-of-range values.
 void validate(const FabricParams& params);
@@ -137,6 +140,8 @@ class Fabric {
   // Completions whose re-solve was skipped because removing the flow provably left every other
   // rate max-min fair (fabric_removal.cc).
   [[nodiscard]] std::uint64_t skipped_recomputations() const;
+  // Recomputations that solved only the region around the change (the rest solved the component).
+  [[nodiscard]] std::uint64_t region_recomputations() const;
   [[nodiscard]] const topo::Topology& topology() const;
   [[nodiscard]] const FabricParams& params() const;
 

@@ -8,8 +8,8 @@
 
 #include <functional>
 #include <optional>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/sim/fabric.h"
@@ -119,11 +119,11 @@ struct RegionScratch {
   std::vector<topo::LinkId> links;
   std::vector<std::uint8_t> expanded;  // queued for expansion (its flows join R)
   std::vector<topo::LinkId> stack;
-  std::vector<double> outside_load;  // load of the flows outside R, current rates
-  std::vector<double> outside_max;   // their largest rate
-  std::vector<double> r_load;        // load of R's flows at their new rates
-  std::vector<double> r_max;         // their largest new rate
-  std::vector<std::uint8_t> changed;  // some R flow on the link changes rate
+  std::vector<double> outside_load;    // load of the flows outside R, current rates
+  std::vector<double> outside_max;     // their largest rate
+  std::vector<double> r_load;          // load of R's flows at their new rates
+  std::vector<double> r_max;           // their largest new rate
+  std::vector<std::uint8_t> changed;   // some R flow on the link changes rate
   std::vector<std::uint32_t> joining;  // flows to add to R after a failed check
   std::uint32_t check_stamp = 0;
 };
@@ -217,6 +217,7 @@ struct Fabric::Impl {
   std::vector<std::uint32_t> removal_link_mark;
   std::vector<std::uint32_t> removal_flow_mark;
   std::uint64_t skipped_recomputations = 0;
+  std::uint64_t region_recomputations = 0;
   double admitted_rate = 0;
   std::vector<sim::EventHandle> link_events;  // detections and flaps, cancelled on destruction
   std::size_t link_events_after_prune = 0;

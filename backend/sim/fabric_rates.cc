@@ -2,8 +2,6 @@
 // completions and stall timeouts.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include "backend/sim/fabric_impl.h"
 #include "sim/error.h"
@@ -68,12 +66,12 @@ void Fabric::Impl::collect_component() {
 void Fabric::Impl::recompute() {
   recompute_pending = false;
   ++recomputations;
-  const bool local = recompute_region();
-  if (!local) {
+  if (params.region_solve && recompute_region()) {
+    ++region_recomputations;
+  } else {
     collect_component();
     solver.solve(problem, rates);
   }
-  if (std::getenv("MEGASIM_TRACE_SOLVES")) std::fprintf(stderr, "SOLVE %lld %zu %zu %zu %d\n", static_cast<long long>(sim.now()), component_flows.size(), problem.num_links(), problem.entries.size(), local ? 1 : 0);
   for (std::size_t i = 0; i < component_flows.size(); ++i) apply_rate(component_flows[i], rates[i]);
   if (recompute_observer) recompute_observer();
 }

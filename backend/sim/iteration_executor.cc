@@ -167,6 +167,7 @@ Trace Executor::run(IterationStats* stats) {
   if (stats != nullptr) {
     stats->events = sim_.events_processed();
     stats->rate_recomputations = fabric_.rate_recomputations();
+    stats->region_recomputations = fabric_.region_recomputations();
     stats->flows = fabric_.completed_flows().size();
     stats->dp_collectives = dp_collectives_;
   }

@@ -64,10 +64,11 @@ struct IterationInputs {
 
 // Counters of one run, for benchmarks and scaling studies.
 struct IterationStats {
-  std::uint64_t events = 0;               // simulator events processed
-  std::uint64_t rate_recomputations = 0;  // max-min solves of the fabric
-  std::uint64_t flows = 0;                // fabric flows (PP transfers and collective channels)
-  std::uint64_t dp_collectives = 0;       // DP collectives run (one per DP group per call)
+  std::uint64_t events = 0;                 // simulator events processed
+  std::uint64_t rate_recomputations = 0;    // max-min solves of the fabric
+  std::uint64_t region_recomputations = 0;  // of which solved the changed region only
+  std::uint64_t flows = 0;                  // fabric flows (PP transfers and collective channels)
+  std::uint64_t dp_collectives = 0;         // DP collectives run (one per DP group per call)
 };
 
 // Simulates one iteration from t = 0. Throws sim::ConfigError("stragglers.gpu_slowdown") when the

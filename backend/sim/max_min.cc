@@ -25,6 +25,10 @@ void MaxMinProblem::end_flow() {
 }
 
 // Builds the link -> flows lists (counting sort) and the per-link sums over the unfrozen flows.
+// A link crossed by one flow only (a NIC cable, a lightly used uplink: most links of a fabric
+// component) just caps that flow: all of a flow's private links fold into one virtual link of
+// capacity min(capacity / weight) and weight 1, appended after the problem's links, so the queue
+// holds the shared links and one entry per flow instead of every link.
 void MaxMinSolver::build_link_lists(const MaxMinProblem& problem) {
   const std::size_t links = problem.num_links();
   const std::size_t flows = problem.num_flows();
@@ -32,7 +36,7 @@ void MaxMinSolver::build_link_lists(const MaxMinProblem& problem) {
   for (std::size_t l = 0; l < links; ++l) {
     const double c = problem.capacities[l];
     MEGASIM_ASSERT(c >= 0 && std::isfinite(c), "link capacity must be finite and >= 0");
-    links_[l] = {c, 0.0, 0, 0};
+    links_[l] = {c, 0.0, 0, 0, false};
   }
   for (std::size_t f = 0; f < flows; ++f) {
     MEGASIM_ASSERT(problem.flow_begin[f + 1] > problem.flow_begin[f], "a max-min flow needs at least one link");
@@ -43,19 +47,35 @@ void MaxMinSolver::build_link_lists(const MaxMinProblem& problem) {
       links_[e.link].weight_sum += e.weight;
     }
   }
-  link_begin_.resize(links + 1);
+  virtual_of_.assign(flows, kNoLink);
+  for (std::size_t f = 0; f < flows; ++f) {
+    double cap = std::numeric_limits<double>::infinity();
+    for (const MaxMinEntry& e : problem.usages(f)) {
+      LinkState& s = links_[e.link];
+      if (s.unfrozen != 1 && !s.folded) continue;
+      s.folded = true;
+      s.unfrozen = 0;
+      cap = std::min(cap, s.remaining / e.weight);
+    }
+    if (cap == std::numeric_limits<double>::infinity()) continue;
+    virtual_of_[f] = static_cast<std::uint32_t>(links_.size());
+    links_.push_back({cap, 1.0, 1, 0, false});
+  }
+  const std::size_t all_links = links_.size();
+  link_begin_.resize(all_links + 1);
   std::uint32_t offset = 0;
-  for (std::size_t l = 0; l < links; ++l) {
+  for (std::size_t l = 0; l < all_links; ++l) {
     link_begin_[l] = offset;
     links_[l].cursor = offset;
     offset += links_[l].unfrozen;
   }
-  link_begin_[links] = offset;
+  link_begin_[all_links] = offset;
   link_flows_.resize(offset);
   for (std::size_t f = 0; f < flows; ++f) {
     for (const MaxMinEntry& e : problem.usages(f)) {
-      link_flows_[links_[e.link].cursor++] = {static_cast<std::uint32_t>(f), e.weight};
+      if (!links_[e.link].folded) link_flows_[links_[e.link].cursor++] = {static_cast<std::uint32_t>(f), e.weight};
     }
+    if (virtual_of_[f] != kNoLink) link_flows_[links_[virtual_of_[f]].cursor++] = {static_cast<std::uint32_t>(f), 1.0};
   }
   frozen_.assign(flows, 0);
 }
@@ -88,10 +108,12 @@ std::size_t MaxMinSolver::freeze_link(const MaxMinProblem& problem, std::uint32_
     rates[f] = level;
     for (const MaxMinEntry& e : problem.usages(f)) {
       LinkState& s = links_[e.link];
+      if (s.folded) continue;
       s.remaining -= e.weight * level;
       s.weight_sum -= e.weight;
       --s.unfrozen;
     }
+    if (virtual_of_[f] != kNoLink) links_[virtual_of_[f]].unfrozen = 0;
   }
   return frozen;
 }
@@ -100,7 +122,7 @@ void MaxMinSolver::solve(const MaxMinProblem& problem, std::vector<double>& rate
   build_link_lists(problem);
   rates.assign(problem.num_flows(), 0.0);
   queue_.clear();
-  for (std::uint32_t l = 0; l < problem.num_links(); ++l) {
+  for (std::uint32_t l = 0; l < links_.size(); ++l) {
     if (links_[l].unfrozen > 0) queue_.append_initial({level_of(l), l});
   }
   queue_.sort_initial();

@@ -68,7 +68,9 @@ class MaxMinSolver {
     double weight_sum;       // sum of the weights of the unfrozen flows
     std::uint32_t unfrozen;  // number of unfrozen usages
     std::uint32_t cursor;    // fill position while building the link -> flows lists
+    bool folded;             // crossed by one flow: part of that flow's virtual link
   };
+  static constexpr std::uint32_t kNoLink = 0xFFFFFFFFu;
   void build_link_lists(const MaxMinProblem& problem);
   std::size_t freeze_link(const MaxMinProblem& problem, std::uint32_t link, double level, std::vector<double>& rates);
   [[nodiscard]] double level_of(std::uint32_t link);
@@ -76,7 +78,8 @@ class MaxMinSolver {
   std::vector<std::uint32_t> link_begin_;  // CSR of the transposed problem: link -> flows
   std::vector<LinkFlow> link_flows_;
   std::vector<LinkState> links_;
-  std::vector<std::uint8_t> frozen_;  // per flow
+  std::vector<std::uint8_t> frozen_;       // per flow
+  std::vector<std::uint32_t> virtual_of_;  // per flow: its virtual link, or kNoLink
   LevelQueue queue_;
 };
 

@@ -47,6 +47,8 @@ struct RunResult {
   double nic_up_carried = 0;
   double tor_up_carried = 0;
   std::uint64_t skipped = 0;  // completions that kept the rates without a re-solve
+  std::uint64_t solves = 0;
+  std::uint64_t region_solves = 0;
 };
 
 // Runs the workload with a ToR uplink failing for 30 ms (re-routed after 5 ms) and a NIC cable
@@ -87,6 +89,8 @@ RunResult run(const Workload& w, FabricParams params) {
   EXPECT_EQ(bed.fabric.active_flows(), 0u);
   r.records = bed.fabric.completed_flows();
   r.skipped = bed.fabric.skipped_recomputations();
+  r.solves = bed.fabric.rate_recomputations();
+  r.region_solves = bed.fabric.region_recomputations();
   for (std::int64_t g = 0; g < bed.topo.num_gpus(); ++g) {
     r.nic_up_carried += bed.fabric.link_bytes_carried(bed.topo.nic_up(topo::GpuId(static_cast<std::int32_t>(g))));
   }
@@ -111,6 +115,28 @@ TEST_P(FabricInvariants, MaxMinCapacityAndConservationHoldThroughFailures) {
   // The completion shortcut (rates kept without a re-solve) must have been exercised, so the
   // max-min check above also covers it.
   EXPECT_GT(r.skipped, 0u);
+  // Both re-solve paths ran: the region solve, and the whole component where the region solve
+  // gives up (dead links during the failure), so the check covers both.
+  EXPECT_GT(r.region_solves, 0u);
+  EXPECT_LT(r.region_solves, r.solves);
+}
+
+// The region solve is exact: the same workload solved component-wide at every change gives the
+// same flow completions (to the rounding of the two solves, far below a nanosecond per flow).
+TEST_P(FabricInvariants, RegionSolveAgreesWithComponentSolve) {
+  FabricParams params;
+  params.routing = GetParam();
+  const Workload w = random_workload(23);
+  const RunResult region = run(w, params);
+  params.region_solve = false;
+  const RunResult component = run(w, params);
+  EXPECT_EQ(component.region_solves, 0u);
+  ASSERT_EQ(region.records.size(), component.records.size());
+  for (std::size_t i = 0; i < region.records.size(); ++i) {
+    EXPECT_EQ(region.records[i].id, component.records[i].id);
+    EXPECT_NEAR(static_cast<double>(region.records[i].end), static_cast<double>(component.records[i].end), 2.0)
+        << "flow " << i;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllRoutings, FabricInvariants,
