@@ -78,6 +78,7 @@ void Fabric::Impl::credit_carried(FlowState& f) {
 void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) {
   f.lanes.clear();
   f.segments.clear();
+  f.latency = -1;
   const bool cacheable = params.routing == Routing::kEcmp;
   const LaneKey key{lanes.front().src.value, lanes.front().dst.value, lanes.front().connection};
   if (cacheable) {
@@ -85,6 +86,7 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
       f.lanes = it->second.routes;
       f.segments = it->second.segments;
       f.usages = it->second.usages;
+      f.latency = it->second.latency;
       return;
     }
   }
@@ -97,7 +99,10 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
     f.lanes.push_back(r);
   }
   build_usages(f);
-  if (cacheable && !f.stuck) ecmp_routes.insert_or_assign(key, CachedRoute{lanes, f.lanes, f.segments, f.usages});
+  if (cacheable && !f.stuck) {
+    f.latency = path_latency(f);
+    ecmp_routes.insert_or_assign(key, CachedRoute{lanes, f.lanes, f.segments, f.usages, f.latency});
+  }
 }
 
 // Merges the segments' links into one usage per link, sorted by link.
@@ -183,7 +188,7 @@ void Fabric::Impl::complete(std::uint32_t slot) {
     request_recompute();
   }
   sim.cancel(f.stall_check);
-  const sim::SimTime latency = f.add_path_latency ? path_latency(f) : 0;
+  const sim::SimTime latency = !f.add_path_latency ? 0 : f.latency >= 0 ? f.latency : path_latency(f);
   records.push_back({f.id, f.start, sim.now() + latency, f.bytes_per_lane, static_cast<std::int32_t>(f.lanes.size())});
   const FlowId id = f.id;
   std::function<void(FlowId)> callback = std::move(f.on_complete);

@@ -65,6 +65,7 @@ struct FlowState {
   std::vector<Usage> usages;      // sorted by link, one entry per link
   std::uint32_t visit_epoch = 0;  // recomputation bookkeeping
   std::uint32_t check_stamp = 0;  // region solve: checked in this round
+  sim::SimTime latency = -1;      // path_latency() of the current routes; -1: not known yet
 };
 
 struct LinkFlowEntry {
@@ -107,6 +108,7 @@ struct CachedRoute {
   std::vector<LaneRoute> routes;
   std::vector<Segment> segments;
   std::vector<Usage> usages;
+  sim::SimTime latency = 0;  // path_latency of a flow so routed
 };
 
 // Relative tolerance of the exact shortcuts' saturation and rate comparisons (fabric_removal.cc,

@@ -168,6 +168,7 @@ void Fabric::Impl::reroute(std::uint32_t slot) {
     lane.segments = static_cast<std::uint32_t>(segment_scratch.size()) - first;
   }
   f.segments.swap(segment_scratch);
+  f.latency = -1;
   f.stuck = stuck;
   install_usages(slot);
   request_recompute();
