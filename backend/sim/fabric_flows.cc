@@ -14,6 +14,7 @@ std::uint32_t Fabric::Impl::allocate_slot() {
     return slot;
   }
   flows.emplace_back();
+  flow_epoch.push_back(0);
   return static_cast<std::uint32_t>(flows.size() - 1);
 }
 
@@ -35,6 +36,7 @@ FlowId Fabric::Impl::start_flow(FlowSpec spec) {
   f.add_path_latency = spec.add_path_latency;
   f.stuck = false;
   f.stall_reported = false;
+  f.bottleneck = {};
   f.bytes_per_lane = spec.bytes_per_lane;
   f.remaining = spec.bytes_per_lane;
   f.rate = -1;
@@ -129,7 +131,7 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
     Usage& u = f.usages[i];
     std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
     u.position = static_cast<std::uint32_t>(list.size());
-    list.push_back({slot, static_cast<std::uint32_t>(i)});
+    list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate});
     if (mark_links_dirty) mark_dirty(u.link);
   }
 }

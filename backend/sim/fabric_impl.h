@@ -63,14 +63,18 @@ struct FlowState {
   std::vector<LaneRoute> lanes;
   std::vector<Segment> segments;
   std::vector<Usage> usages;      // sorted by link, one entry per link
-  std::uint32_t visit_epoch = 0;  // recomputation bookkeeping
   std::uint32_t check_stamp = 0;  // region solve: checked in this round
+  topo::LinkId bottleneck;        // the last link found to be its bottleneck (a hint, checked on use)
   sim::SimTime latency = -1;      // path_latency() of the current routes; -1: not known yet
 };
 
+// A flow's entry in a link's flow list, with copies of its weight there and its current rate so
+// that scans of a link (its load, its fastest flow) read one compact array.
 struct LinkFlowEntry {
   std::uint32_t slot;   // flow slot
   std::uint32_t usage;  // index into that flow's usages
+  double weight;        // = flows[slot].usages[usage].weight
+  double rate;          // = flows[slot].rate (-1 until the first solve)
 };
 
 struct LinkState {
@@ -171,6 +175,8 @@ struct Fabric::Impl {
   void request_recompute();
   void recompute();
   void collect_component();
+  // Starts a recomputation epoch: stamps of links and flows from earlier epochs stop matching.
+  void next_epoch();
   // fabric_local_solve.cc: solves the region around the dirty links into component_flows / rates;
   // false when the whole component must be solved instead.
   bool recompute_region();
@@ -182,7 +188,7 @@ struct Fabric::Impl {
   void region_loads();
   [[nodiscard]] bool region_link_saturated(std::uint32_t local) const;
   bool check_region_flow(std::size_t index);
-  [[nodiscard]] bool outside_flow_keeps_bottleneck(std::uint32_t slot) const;
+  bool outside_flow_keeps_bottleneck(std::uint32_t slot);
   void apply_rate(std::uint32_t slot, double rate);
   void on_stall_check(std::uint32_t slot, FlowId id);
   [[nodiscard]] std::string check_rates() const;
@@ -204,7 +210,8 @@ struct Fabric::Impl {
 
   std::vector<LinkState> links;
   std::vector<std::vector<LinkFlowEntry>> link_flows;
-  std::vector<FlowState> flows;  // by slot; slots are reused
+  std::vector<FlowState> flows;           // by slot; slots are reused
+  std::vector<std::uint32_t> flow_epoch;  // by slot: the recomputation epoch that put it in a region
   std::vector<std::uint32_t> free_slots;
   std::vector<std::int32_t> slot_of_id;  // FlowId value -> slot, -1 once completed
   std::vector<FlowRecord> records;

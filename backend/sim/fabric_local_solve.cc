@@ -44,10 +44,10 @@ bool Fabric::Impl::region_add_link(topo::LinkId l) {
 // Adds a flow to R; its links join the region, and those that are saturated now are queued for
 // expansion when `expand` is set.
 bool Fabric::Impl::region_add_flow(std::uint32_t slot, bool expand) {
-  FlowState& f = flows[slot];
-  if (f.visit_epoch == epoch) return true;
+  if (flow_epoch[slot] == epoch) return true;
+  const FlowState& f = flows[slot];
   if (f.stuck || f.rate == 0) return false;  // stalled flows: left to the full solve
-  f.visit_epoch = epoch;
+  flow_epoch[slot] = epoch;
   component_flows.push_back(slot);
   for (const Usage& u : f.usages) {
     if (!region_add_link(u.link)) return false;
@@ -64,8 +64,7 @@ bool Fabric::Impl::region_add_flow(std::uint32_t slot, bool expand) {
 bool Fabric::Impl::link_saturated_now(topo::LinkId l) const {
   double load = 0;
   for (const LinkFlowEntry& e : link_flows[l.index()]) {
-    const FlowState& f = flows[e.slot];
-    if (f.rate > 0) load += f.usages[e.usage].weight * f.rate;
+    if (e.rate > 0) load += e.weight * e.rate;
   }
   return load >= links[l.index()].capacity() * (1 - kRateTolerance);
 }
@@ -92,11 +91,10 @@ bool Fabric::Impl::build_region_problem() {
     const topo::LinkId l = region.links[i];
     double load = 0, fastest = 0;
     for (const LinkFlowEntry& e : link_flows[l.index()]) {
-      const FlowState& f = flows[e.slot];
-      if (f.visit_epoch == epoch) continue;
-      if (f.rate <= 0) return false;  // unsolved or stalled neighbour: full solve
-      load += f.usages[e.usage].weight * f.rate;
-      fastest = std::max(fastest, f.rate);
+      if (flow_epoch[e.slot] == epoch) continue;
+      if (e.rate <= 0) return false;  // unsolved or stalled neighbour: full solve
+      load += e.weight * e.rate;
+      fastest = std::max(fastest, e.rate);
     }
     region.outside_load[i] = load;
     region.outside_max[i] = fastest;
@@ -143,11 +141,13 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
   for (const Usage& u : f.usages) {
     const std::uint32_t local = links[u.link.index()].local_index;
     if (!region_link_saturated(local)) continue;
-    if (region.outside_max[local] <= limit && region.r_max[local] <= limit) return true;
+    if (region.outside_max[local] <= limit && region.r_max[local] <= limit) {
+      flows[component_flows[index]].bottleneck = u.link;
+      return true;
+    }
     if (region.outside_max[local] <= limit) continue;
     for (const LinkFlowEntry& e : link_flows[u.link.index()]) {
-      const FlowState& g = flows[e.slot];
-      if (g.visit_epoch != epoch && g.rate > limit) {
+      if (flow_epoch[e.slot] != epoch && e.rate > limit) {
         region.joining.push_back(e.slot);
         queued = true;
       }
@@ -157,27 +157,27 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
 }
 
 // Step 3 for a flow outside R crossing a changed link: whether it still has a bottleneck.
-bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) const {
-  const FlowState& g = flows[slot];
+bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
+  FlowState& g = flows[slot];
   const double limit = g.rate * (1 + kRateTolerance);
-  for (const Usage& u : g.usages) {
-    const LinkState& s = links[u.link.index()];
-    if (s.visit_epoch != epoch) {
-      if (is_bottleneck_of(u.link, slot)) return true;
-      continue;
-    }
+  const auto is_bottleneck = [&](topo::LinkId l) {
+    const LinkState& s = links[l.index()];
+    if (s.visit_epoch != epoch) return is_bottleneck_of(l, slot);
     const std::uint32_t local = s.local_index;
-    if (region_link_saturated(local) && region.outside_max[local] <= limit && region.r_max[local] <= limit) return true;
+    return region_link_saturated(local) && region.outside_max[local] <= limit && region.r_max[local] <= limit;
+  };
+  if (g.bottleneck.valid() && is_bottleneck(g.bottleneck)) return true;
+  for (const Usage& u : g.usages) {
+    if (u.link != g.bottleneck && is_bottleneck(u.link)) {
+      g.bottleneck = u.link;
+      return true;
+    }
   }
   return false;
 }
 
 bool Fabric::Impl::recompute_region() {
-  if (++epoch == 0) {  // wrapped: clear the stamps so none matches the new epoch by accident
-    for (LinkState& s : links) s.visit_epoch = 0;
-    for (FlowState& f : flows) f.visit_epoch = 0;
-    epoch = 1;
-  }
+  next_epoch();
   component_flows.clear();
   region.links.clear();
   region.expanded.clear();
@@ -206,8 +206,9 @@ bool Fabric::Impl::recompute_region() {
     for (std::size_t local = 0; local < region.links.size(); ++local) {
       if (region.changed[local] == 0) continue;
       for (const LinkFlowEntry& e : link_flows[region.links[local].index()]) {
+        if (flow_epoch[e.slot] == epoch) continue;
         FlowState& g = flows[e.slot];
-        if (g.visit_epoch == epoch || g.check_stamp == region.check_stamp) continue;
+        if (g.check_stamp == region.check_stamp) continue;
         g.check_stamp = region.check_stamp;
         if (!outside_flow_keeps_bottleneck(e.slot)) region.joining.push_back(e.slot);
       }

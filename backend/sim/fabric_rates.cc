@@ -26,11 +26,7 @@ void Fabric::Impl::request_recompute() {
 // Collects the flows and links reachable from the dirty links (the only part whose max-min rates can
 // have changed) into `problem`, numbering the links locally.
 void Fabric::Impl::collect_component() {
-  if (++epoch == 0) {  // wrapped: clear the stamps so none matches the new epoch by accident
-    for (LinkState& s : links) s.visit_epoch = 0;
-    for (FlowState& f : flows) f.visit_epoch = 0;
-    epoch = 1;
-  }
+  next_epoch();
   problem.clear();
   component_flows.clear();
   bfs_stack.clear();
@@ -50,16 +46,23 @@ void Fabric::Impl::collect_component() {
     const topo::LinkId l = bfs_stack.back();
     bfs_stack.pop_back();
     for (const LinkFlowEntry& e : link_flows[l.index()]) {
-      FlowState& f = flows[e.slot];
-      if (f.visit_epoch == epoch) continue;
-      f.visit_epoch = epoch;
+      if (flow_epoch[e.slot] == epoch) continue;
+      flow_epoch[e.slot] = epoch;
       component_flows.push_back(e.slot);
-      for (const Usage& u : f.usages) visit_link(u.link);
+      for (const Usage& u : flows[e.slot].usages) visit_link(u.link);
     }
   }
   for (const std::uint32_t slot : component_flows) {
     for (const Usage& u : flows[slot].usages) problem.add_usage(links[u.link.index()].local_index, u.weight);
     problem.end_flow();
+  }
+}
+
+void Fabric::Impl::next_epoch() {
+  if (++epoch == 0) {  // wrapped: clear the stamps so none matches the new epoch by accident
+    for (LinkState& s : links) s.visit_epoch = 0;
+    std::fill(flow_epoch.begin(), flow_epoch.end(), 0);
+    epoch = 1;
   }
 }
 
@@ -83,6 +86,7 @@ void Fabric::Impl::apply_rate(std::uint32_t slot, double rate) {
   if (f.rate >= 0 && std::abs(rate - f.rate) <= 1e-12 * f.rate) return;
   settle(f);
   f.rate = rate;
+  for (const Usage& u : f.usages) link_flows[u.link.index()][u.position].rate = rate;
   sim.cancel(f.completion);
   f.completion = {};
   // A completion more than ~285 years away is never reached: treat it like a stall.

@@ -17,12 +17,11 @@
 namespace megasim::backend {
 // Whether link l (not among the removed flow's links) is a bottleneck of the flow in `slot`.
 bool Fabric::Impl::is_bottleneck_of(topo::LinkId l, std::uint32_t slot) const {
-  const double rate = flows[slot].rate;
+  const double limit = flows[slot].rate * (1 + kRateTolerance);
   double load = 0;
   for (const LinkFlowEntry& e : link_flows[l.index()]) {
-    const FlowState& other = flows[e.slot];
-    if (other.rate > rate * (1 + kRateTolerance)) return false;
-    load += other.usages[e.usage].weight * other.rate;
+    if (e.rate > limit) return false;
+    load += e.weight * e.rate;
   }
   return load >= links[l.index()].capacity() * (1 - kRateTolerance);
 }
@@ -43,12 +42,16 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
     for (const LinkFlowEntry& e : link_flows[u.link.index()]) {
       if (removal_flow_mark[e.slot] == removal_epoch) continue;
       removal_flow_mark[e.slot] = removal_epoch;
-      const FlowState& g = flows[e.slot];
-      if (g.rate <= 0) return false;  // stalled flows are left to the full solve
-      const bool elsewhere = std::any_of(g.usages.begin(), g.usages.end(), [&](const Usage& gu) {
-        return removal_link_mark[gu.link.index()] != removal_epoch && is_bottleneck_of(gu.link, e.slot);
-      });
-      if (!elsewhere) return false;
+      if (e.rate <= 0) return false;  // stalled flows are left to the full solve
+      FlowState& g = flows[e.slot];
+      const auto elsewhere = [&](topo::LinkId l) {
+        return removal_link_mark[l.index()] != removal_epoch && is_bottleneck_of(l, e.slot);
+      };
+      if (g.bottleneck.valid() && elsewhere(g.bottleneck)) continue;
+      const auto found = std::find_if(g.usages.begin(), g.usages.end(),
+                                      [&](const Usage& gu) { return gu.link != g.bottleneck && elsewhere(gu.link); });
+      if (found == g.usages.end()) return false;
+      g.bottleneck = found->link;
     }
   }
   return true;
@@ -67,9 +70,8 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
     double load = 0;
     for (const LinkFlowEntry& e : link_flows[u.link.index()]) {
       if (e.slot == slot) continue;
-      const FlowState& other = flows[e.slot];
-      if (other.rate < 0) return false;  // not yet solved
-      load += other.usages[e.usage].weight * other.rate;
+      if (e.rate < 0) return false;  // not yet solved
+      load += e.weight * e.rate;
     }
     const double spare = capacity - load;
     if (spare <= capacity * kRateTolerance) return false;
@@ -80,7 +82,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
   }
   if (!tightest.valid()) return false;
   for (const LinkFlowEntry& e : link_flows[tightest.index()]) {
-    if (e.slot != slot && flows[e.slot].rate > rate * (1 + kRateTolerance)) return false;
+    if (e.slot != slot && e.rate > rate * (1 + kRateTolerance)) return false;
   }
   admitted_rate = rate;
   return true;

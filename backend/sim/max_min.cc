@@ -118,12 +118,28 @@ std::size_t MaxMinSolver::freeze_link(const MaxMinProblem& problem, std::uint32_
   return frozen;
 }
 
+// A shared link whose fair share already reaches every one of its flows' own caps (their virtual
+// links) never sets a rate: levels only rise, and each of its flows freezes at or below its cap
+// before (or, on a tie, at the same level as) this link would pop; at those rates the link is
+// within capacity (sum of w·r <= level·sum of w = capacity). Leaving it out of the queue spares the
+// sort most uncongested switch links.
+bool MaxMinSolver::never_binds(std::uint32_t link, double level) const {
+  if (link_begin_[link + 1] - link_begin_[link] < 2) return false;  // a virtual or single-flow link
+  for (std::uint32_t i = link_begin_[link]; i < link_begin_[link + 1]; ++i) {
+    const std::uint32_t v = virtual_of_[link_flows_[i].flow];
+    if (v == kNoLink || links_[v].remaining > level) return false;
+  }
+  return true;
+}
+
 void MaxMinSolver::solve(const MaxMinProblem& problem, std::vector<double>& rates) {
   build_link_lists(problem);
   rates.assign(problem.num_flows(), 0.0);
   queue_.clear();
   for (std::uint32_t l = 0; l < links_.size(); ++l) {
-    if (links_[l].unfrozen > 0) queue_.append_initial({level_of(l), l});
+    if (links_[l].unfrozen == 0) continue;
+    const double level = level_of(l);
+    if (!never_binds(l, level)) queue_.append_initial({level, l});
   }
   queue_.sort_initial();
   std::size_t unfrozen_flows = problem.num_flows();

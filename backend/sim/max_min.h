@@ -74,6 +74,7 @@ class MaxMinSolver {
   void build_link_lists(const MaxMinProblem& problem);
   std::size_t freeze_link(const MaxMinProblem& problem, std::uint32_t link, double level, std::vector<double>& rates);
   [[nodiscard]] double level_of(std::uint32_t link);
+  [[nodiscard]] bool never_binds(std::uint32_t link, double level) const;
 
   std::vector<std::uint32_t> link_begin_;  // CSR of the transposed problem: link -> flows
   std::vector<LinkFlow> link_flows_;
