@@ -141,6 +141,41 @@ TEST(MaxMin, AgreesWithNaiveProgressiveFilling) {
   }
 }
 
+// Fabric-shaped problems: each flow has its own NIC links (crossed by no other flow: the solver folds
+// them into one cap per flow) and crosses a few shared switch links, some roomy enough never to bind
+// (the solver leaves those out of its queue). Both shortcuts must keep the exact allocation.
+MaxMinProblem fabric_like_problem(std::uint64_t seed) {
+  sim::Rng rng(seed);
+  MaxMinProblem p;
+  constexpr int kShared = 12;
+  constexpr int kFlows = 40;
+  for (int l = 0; l < kShared; ++l) p.add_link(10.0 + 200.0 * rng.uniform01());
+  for (int f = 0; f < kFlows; ++f) {
+    const std::uint32_t up = p.add_link(5.0 + 20.0 * rng.uniform01());
+    const std::uint32_t down = p.add_link(5.0 + 20.0 * rng.uniform01());
+    p.add_usage(up, 1.0);
+    const auto hops = 1 + rng.uniform_int(3);
+    for (std::uint64_t h = 0; h < hops; ++h) {
+      p.add_usage(static_cast<std::uint32_t>(rng.uniform_int(kShared)), h == 0 ? 1.0 : 0.5);
+    }
+    p.add_usage(down, 1.0);
+    p.end_flow();
+  }
+  return p;
+}
+
+TEST(MaxMin, FoldedPrivateLinksAndRoomyLinksKeepTheExactAllocation) {
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    const MaxMinProblem p = fabric_like_problem(seed);
+    const std::vector<double> fast = solve_max_min(p);
+    const std::vector<double> naive = naive_progressive_filling(p);
+    EXPECT_EQ(check_max_min(p, fast, 1e-9), "") << "seed " << seed;
+    for (std::size_t f = 0; f < p.num_flows(); ++f) {
+      EXPECT_NEAR(fast[f], naive[f], 1e-9 * (1 + naive[f])) << "seed " << seed << " flow " << f;
+    }
+  }
+}
+
 TEST(MaxMin, CheckerAcceptsSolverOutputOnLargeRandomProblems) {
   MaxMinSolver solver;  // reused across problems, as the fabric does
   std::vector<double> r;
