@@ -88,6 +88,14 @@ ComputeCalibration default_compute_calibration(const GpuSpec& gpu) {
   // Assumption: 4 µs per kernel, the launch latency and inter-kernel gap of an eager PyTorch stream
   // (commonly 3-5 µs in Nsight Systems traces); replace with a measured value.
   c.launch_overhead_ns = 4'000;
+  // NCCL runs an intra-server collective on about two channels per NVLink of the GPU, at most 32
+  // (NCCL_MAX_NCHANNELS), each channel one CTA on its own SM: 24 channels on an HGX A100's 12 links
+  // (NCCL log in NVIDIA/nccl-tests issue 100), 16 on H800's 8 (NVIDIA/nccl issue 892), 32 on
+  // H100/H200's 18 (NVIDIA/nccl issue 1429: the channel count follows the GPU's NVLinks). NVLink 3
+  // and 4 links move 50 GB/s both ways, so links = nvlink_total_gbytes_per_s / 50.
+  const double nvlinks = gpu.nvlink_total_gbytes_per_s / 50.0;
+  const double channels = std::min(32.0, 2.0 * nvlinks);
+  c.comm_sm_fraction = std::min(channels, static_cast<double>(c.sm_count)) / static_cast<double>(c.sm_count);
   return c;
 }
 
@@ -113,6 +121,8 @@ void validate(const ComputeCalibration& calib) {
           "flash_attention_forward_efficiency", calib.flash_attention_forward_efficiency, "in (0, 1]");
   require(calib.flash_attention_backward_efficiency > 0 && calib.flash_attention_backward_efficiency <= 1,
           "flash_attention_backward_efficiency", calib.flash_attention_backward_efficiency, "in (0, 1]");
+  require(calib.comm_sm_fraction >= 0 && calib.comm_sm_fraction < 1, "comm_sm_fraction", calib.comm_sm_fraction,
+          "in [0, 1)");
   require(calib.launch_overhead_ns >= 0, "launch_overhead_ns", static_cast<double>(calib.launch_overhead_ns), ">= 0");
 }
 

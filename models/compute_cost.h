@@ -50,6 +50,11 @@ struct ComputeCalibration {
 
   // Host launch and inter-kernel gap paid once per kernel, nanoseconds.
   std::int64_t launch_overhead_ns = 0;
+
+  // Fraction of the SMs an intra-server NCCL collective occupies while it runs (one CTA per
+  // channel): GEMMs running concurrently with it (an overlapped TP collective) lose that share of
+  // their throughput for as long as it runs.
+  double comm_sm_fraction = 0;
 };
 
 // Public defaults for `gpu` (A100, H100, H200, H800 families). Throws sim::ConfigError("cluster.gpu")

@@ -16,6 +16,11 @@ constexpr double kBf16 = 2;
 constexpr double kFp32 = 4;
 constexpr double kInt64 = 8;
 
+// Zeroing the fp32 main-gradient buffer of every parameter the rank holds before the iteration
+// accumulates into it (DistributedDataParallel.zero_grad_buffer, called at the start of each
+// train_step): 4 bytes written per parameter, sharded or not.
+constexpr double kZeroGradBytes = 4;
+
 // Adam on the rank's shard of the fp32 main parameters, per parameter (Megatron-LM
 // optimizer/optimizer.py and distrib_optimizer.py with apex FusedAdam): the gradient norm for
 // clipping reads the fp32 gradient (4 bytes); the Adam step reads the gradient (4) and reads and
@@ -158,7 +163,9 @@ std::int64_t replicated_layer_parameters(const ModelSpec& model, std::int64_t tp
 
 // The optimizer step of `stage`. With SP, Megatron first all-reduces over TP the gradients of the
 // parameters every TP rank holds whole (finalize_model_grads' _allreduce_layernorm_grads: LayerNorm
-// weights and biases, row-parallel biases, coalesced into one fp32 call).
+// weights and biases, row-parallel biases, coalesced into one fp32 call). The list also holds the
+// zeroing of the gradient buffer, which Megatron does at the start of every iteration: one
+// iteration in steady state pays it once, and on the compute stream its place does not matter.
 KernelList optimizer_step(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
   const std::int64_t params = stage_parameter_count(model, plan.tp, plan.pp, stage);
   const std::int64_t shard = plan.plan.use_distributed_optimizer ? (params + plan.dp - 1) / plan.dp : params;
@@ -170,6 +177,7 @@ KernelList optimizer_step(const ModelSpec& model, const ResolvedPlan& plan, std:
   auto op = [&](const char* name, double bytes) {
     list.ops.push_back(LayerOp{name, OpKind::kElementwise, GemmShape{0, 0, 0, 0}, 0.0, 0.0, bytes});
   };
+  op("zero_grad_buffer", kZeroGradBytes * static_cast<double>(params));
   op("grad_norm", kGradNormBytes * n);
   op("adam", kAdamBytes * n);
   op("copy_main_params", kCopyParamsBytes * n);

@@ -22,8 +22,16 @@ std::vector<KernelCost> kernel_costs(const IterationInputs& in) {
   return out;
 }
 
+// Time a list's overlappable TP collectives (models::TpCollective::overlappable, C seconds alone) add
+// to its GEMMs (W seconds alone). While a collective runs, its NCCL kernels hold a fraction f of the
+// SMs, so the GEMMs beside it run at (1 - f): if they outlast it, the list takes W + f·C; if not
+// (C·(1 - f) > W), it takes C. Either way the cost is max(f·C, C - W) >= 0.
+double overlapped_tp_cost(double overlappable_s, double gemm_s, double comm_sm_fraction) {
+  return std::max(comm_sm_fraction * overlappable_s, overlappable_s - gemm_s);
+}
+
 TaskTimes task_times(const models::StageProgram& program, const std::vector<KernelCost>& costs,
-                     const std::vector<TpTime>& tp, double slowdown) {
+                     const std::vector<TpTime>& tp, double slowdown, double comm_sm_fraction) {
   TaskTimes out;
   out.duration.assign(program.tasks.size(), 0);
   out.tp_exposed.assign(program.tasks.size(), 0);
@@ -38,9 +46,8 @@ TaskTimes task_times(const models::StageProgram& program, const std::vector<Kern
       const auto k = static_cast<std::size_t>(run.kernels);
       const double repeat = static_cast<double>(run.repeat);
       compute += repeat * costs[k].compute_s * slowdown;
-      // The workload marks which calls overlap GEMMs (models::TpCollective::overlappable).
-      const double hidden_behind = costs[k].gemm_s * slowdown;
-      exposed += repeat * (tp[k].plain_s + std::max(0.0, tp[k].overlappable_s - hidden_behind));
+      exposed += repeat * (tp[k].plain_s +
+                           overlapped_tp_cost(tp[k].overlappable_s, costs[k].gemm_s * slowdown, comm_sm_fraction));
     }
     out.duration[t] = sim::from_seconds(compute + exposed);
     out.tp_exposed[t] = sim::from_seconds(exposed);

@@ -84,8 +84,9 @@ TEST(TpCollectiveTime, GroupAcrossServersUsesTheFabric) {
 // and 2 reduce-scatters of 16 MiB, overlappable or not (the workload builder decides, e.g. under
 // tp_comm_overlap), and one all-reduce of 4 MiB that is not.
 // Not overlappable: 3 x (1 ms + 2 t_ag + 2 t_rs + t_ar). Overlappable: the 4 x t_ag (t_rs = t_ag:
-// same bytes, steps and latency) hide behind the GEMMs, exposing max(0, 4 t_ag - gemm) each run.
-Trace run_overlap_case(bool overlap, double gemm_s) {
+// same bytes, steps and latency) hide behind the GEMMs, exposing max(0, 4 t_ag - gemm) each run
+// when NCCL takes no SMs from them, and max(f x 4 t_ag, 4 t_ag - gemm) when it takes a fraction f.
+Trace run_overlap_case(bool overlap, double gemm_s, double comm_sm_fraction = 0) {
   static const topo::Topology topo = two_servers();
   models::Workload w = empty_workload(8, 1, 1);
   w.plan.plan.tp_comm_overlap = overlap;
@@ -96,7 +97,9 @@ Trace run_overlap_case(bool overlap, double gemm_s) {
   tp.push_back({CollectiveOp::kReduceScatter, 16 * kMiB, 2, overlap});
   tp.push_back({CollectiveOp::kAllReduce, 4 * kMiB, 1, false});
   add_task(w.stages[0], compute_task(0, 3));
-  return simulate_iteration(make_inputs(w, topo, first_gpus(8), {{1 * kMs, gemm_s}}));
+  IterationInputs in = make_inputs(w, topo, first_gpus(8), {{1 * kMs, gemm_s}});
+  in.calibration.comm_sm_fraction = comm_sm_fraction;
+  return simulate_iteration(in);
 }
 
 TEST(TpCollectiveTime, OverlapHidesTheTpTimeTheGemmsCover) {
@@ -115,6 +118,26 @@ TEST(TpCollectiveTime, OverlapHidesTheTpTimeTheGemmsCover) {
   // With 0.1 ms of GEMMs only that much is hidden per run.
   const Trace partial = run_overlap_case(true, 0.1 * kMs);
   EXPECT_NEAR(static_cast<double>(plain.iteration_time - partial.iteration_time), 3 * 0.1 * kMs * 1e9, 3 * 5 + 1);
+}
+
+// NCCL's kernels hold a fraction f of the SMs while they run (24 of the A100's 108), slowing the
+// GEMMs beside them: the overlapped list costs max(f x C, C - W) on top of its compute.
+TEST(TpCollectiveTime, OverlappedCollectivesSlowTheGemmsBesideThem) {
+  const models::CollectiveParams p;
+  const double f = 24.0 / 108;
+  const double c = 4 * ring_formula_s(CollectiveOp::kAllGather, 8, 16 * kMiB, p);
+  const double t_ar = ring_formula_s(CollectiveOp::kAllReduce, 8, 4 * kMiB, p);
+  // Long GEMMs (C (1 - f) < W): the GEMMs finish f x C later; the collectives stay hidden.
+  const Trace slowed = run_overlap_case(true, 0.8 * kMs, f);
+  EXPECT_NEAR(static_cast<double>(slowed.iteration_time), 3 * (1 * kMs + f * c + t_ar) * 1e9, 3 * 5 + 1);
+  EXPECT_NEAR(static_cast<double>(slowed.units[0].records[0].tp_exposed), 3 * (f * c + t_ar) * 1e9, 3 * 5 + 1);
+  // Short GEMMs (C (1 - f) > W): they end inside the collectives, which set the pace: C - W exposed.
+  ASSERT_GT(c * (1 - f), 0.1 * kMs);
+  const Trace partial = run_overlap_case(true, 0.1 * kMs, f);
+  EXPECT_NEAR(static_cast<double>(partial.iteration_time), 3 * (1 * kMs + (c - 0.1 * kMs) + t_ar) * 1e9, 3 * 5 + 1);
+  // Without overlap nothing changes: the collectives run alone, the GEMMs at full speed.
+  const Trace plain = run_overlap_case(false, 0.8 * kMs, f);
+  EXPECT_EQ(plain.iteration_time, run_overlap_case(false, 0.8 * kMs).iteration_time);
 }
 
 }  // namespace

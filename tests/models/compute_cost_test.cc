@@ -34,7 +34,15 @@ TEST(ComputeCost, DefaultsFollowTheGpu) {
   EXPECT_DOUBLE_EQ(a.gemm_k_overhead, 312 / 2.039);  // ridge point, FLOP/byte
   EXPECT_EQ(default_compute_calibration(h100()).sm_count, 132);
   EXPECT_DOUBLE_EQ(default_compute_calibration(h800()).best_gemm_efficiency, 0.803);  // H100's, same die
+  // NCCL channels (one SM each) of an intra-server collective: two per NVLink (50 GB/s both ways
+  // per link), at most 32: A100 12 links -> 24 of 108 SMs, H100 18 -> 32 of 132, H800 8 -> 16.
+  EXPECT_DOUBLE_EQ(a.comm_sm_fraction, 24.0 / 108);
+  EXPECT_DOUBLE_EQ(default_compute_calibration(h100()).comm_sm_fraction, 32.0 / 132);
+  EXPECT_DOUBLE_EQ(default_compute_calibration(h800()).comm_sm_fraction, 16.0 / 132);
   EXPECT_NO_THROW(validate(a));
+  ComputeCalibration bad = a;
+  bad.comm_sm_fraction = 1.0;
+  EXPECT_THROW(validate(bad), sim::ConfigError);
 }
 
 // A shape whose tiles fill whole waves exactly (128×256 tiles: 432 × 8 = 3456 = 32 waves of 108 SMs)

@@ -297,7 +297,9 @@ TEST(WorkloadDataLoading, BroadcastsTheBatchUnlessAsync) {
 
 // Adam over the rank's shard: gradient norm 4, Adam 4 + 3 x 8, bf16 copy 4 + 2 bytes per parameter;
 // the distributed optimizer's shard is ceil(params / dp).
-TEST(WorkloadOptimizer, StepStreamsThirtyEightBytesPerShardParameter) {
+// 38 bytes per parameter of the rank's optimizer shard (gradient norm 4, Adam 28, copy to the bf16
+// weights 6), plus zeroing the fp32 gradient buffer: 4 bytes per parameter the rank holds.
+TEST(WorkloadOptimizer, StepStreamsThirtyEightBytesPerShardParameterAndZeroesTheGradients) {
   for (bool distributed : {false, true}) {
     const ResolvedPlan plan = resolved(small_gpt(), Shape{2, 2, 4, 4, 1, 1},
                                        [&](ParallelPlan& p) { p.use_distributed_optimizer = distributed; });
@@ -311,7 +313,7 @@ TEST(WorkloadOptimizer, StepStreamsThirtyEightBytesPerShardParameter) {
       const double shard = static_cast<double>(distributed ? (params + 3) / 4 : params);
       double bytes = 0;
       for (const LayerOp& op : list.ops) bytes += op.bytes;
-      EXPECT_DOUBLE_EQ(bytes, 38 * shard);
+      EXPECT_DOUBLE_EQ(bytes, 38 * shard + 4 * static_cast<double>(params));
       EXPECT_TRUE(list.tp_collectives.empty());  // no sequence parallelism
     }
   }
