@@ -2,7 +2,8 @@
 // (scenarios/megascale/175b_megascale.toml), simulated rank by rank with every PP and DP flow on the
 // Clos, at the paper's strong-scaling sizes and at 98,304 GPUs (8x the paper's largest, the nearest
 // valid size to 100,000). Counters: the simulated iteration time and MFU, the peak RSS of the
-// process, simulator events, fabric flows and rate solves (and how many solved only a region). Run: build/bench/bench_iteration [--benchmark_filter=.../12288]
+// process, simulator events, fabric flows and rate solves (and how many solved only a region).
+// Run: build/bench/bench_iteration [--benchmark_filter=.../12288]
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_util.h"
