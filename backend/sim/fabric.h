@@ -1,7 +1,9 @@
 // The flow-level network. Every transfer is a flow over concrete paths of the Clos; link bandwidth
 // is shared max-min fairly among the flows crossing it, and rates are recomputed when flows start or
 // end or a link changes. Recomputation is batched per instant (all flows started at the same
-// simulated time cost one solve) and limited to the connected part of the fabric that changed.
+// simulated time cost one solve) and limited to the region around the change: the flows on the
+// changed links, grown until the bottleneck conditions of max-min fairness hold for every flow it
+// could affect (fabric_local_solve.cc), else the connected part of the fabric that changed.
 //
 // A flow has one or more lanes that move at one common rate: a point-to-point transfer is one lane;
 // a pipelined NCCL ring channel is one flow whose lanes are the ring's edges, because chunks advance
@@ -11,8 +13,10 @@
 // Timing semantics (exact, so tests can derive completion times by hand):
 // - start_flow, completions and link changes mark the links they touch dirty; one rate recomputation
 //   is scheduled at sim.now() (it runs after the events already queued for this instant), so every
-//   change of an instant is solved together. It solves max-min (backend/sim/max_min.h) on the
-//   connected component of links and flows reachable from the dirty links only.
+//   change of an instant is solved together. It solves max-min (backend/sim/max_min.h) over the
+//   region around the dirty links with the other flows' loads held, checked exact; when that check
+//   cannot be completed, over the connected component reachable from the dirty links. Both give the
+//   same rates (the max-min allocation is unique), up to rounding.
 // - A flow whose rate changes is settled first: remaining -= old_rate * (now - last_update). Its
 //   completion is then rescheduled at now + ceil(remaining / rate) ns. Rate 0 (a link on every
 //   remaining path is down) schedules no completion: the flow is stalled.
