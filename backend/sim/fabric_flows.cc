@@ -124,13 +124,24 @@ void Fabric::Impl::build_usages(FlowState& f) {
   }
 }
 
-// Enters the flow in its links' flow lists.
+// Enters the flow in its links' flow lists; a link it is alone on is private, and the first flow
+// of a link it joins now shares it (fabric_sharing.cc).
 void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
+  f.shared.clear();
+  f.private_caps.entries.clear();
   for (std::size_t i = 0; i < f.usages.size(); ++i) {
     Usage& u = f.usages[i];
     std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
     u.position = static_cast<std::uint32_t>(list.size());
+    u.shared_index = -1;
+    if (list.empty()) {
+      f.private_caps.add(usage_cap(u));
+    } else {
+      if (list.size() == 1) mark_shared(list.front().slot, list.front().usage);
+      u.shared_index = static_cast<std::int32_t>(f.shared.size());
+      f.shared.push_back(static_cast<std::uint32_t>(i));
+    }
     list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate});
     if (mark_links_dirty) mark_dirty(u.link);
   }
@@ -151,9 +162,12 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       const LinkFlowEntry moved = list[u.position];
       flows[moved.slot].usages[moved.usage].position = u.position;
     }
+    if (list.size() == 1) mark_private(list.front().slot, list.front().usage);
     if (mark_links_dirty) mark_dirty(u.link);
   }
   f.usages.clear();
+  f.shared.clear();
+  f.private_caps.entries.clear();
 }
 
 // The longest lane's latency: a QP path's sum of link latencies (the slowest QP), or for a sprayed

@@ -38,6 +38,19 @@ struct Usage {
   topo::LinkId link;
   double weight = 0;
   std::uint32_t position = 0;
+  std::int32_t shared_index = -1;  // position in the flow's shared list; -1: the flow is alone here
+};
+
+// The caps (capacity / weight) of the links a flow crosses alone, as a multiset of few values.
+struct PrivateCaps {
+  struct Entry {
+    double cap;
+    std::uint32_t count;
+  };
+  std::vector<Entry> entries;
+  void add(double cap);
+  void remove(double cap);           // precondition: present
+  [[nodiscard]] double min() const;  // +infinity when empty
 };
 
 struct LaneResult {
@@ -62,10 +75,12 @@ struct FlowState {
   std::function<void(FlowId)> on_complete;
   std::vector<LaneRoute> lanes;
   std::vector<Segment> segments;
-  std::vector<Usage> usages;      // sorted by link, one entry per link
-  std::uint32_t check_stamp = 0;  // region solve: checked in this round
-  topo::LinkId bottleneck;        // the last link found to be its bottleneck (a hint, checked on use)
-  sim::SimTime latency = -1;      // path_latency() of the current routes; -1: not known yet
+  std::vector<Usage> usages;          // sorted by link, one entry per link
+  std::vector<std::uint32_t> shared;  // indices of the usages on links other flows cross too
+  PrivateCaps private_caps;           // caps of the other usages (fabric_sharing.cc)
+  std::uint32_t check_stamp = 0;      // region solve: checked in this round
+  topo::LinkId bottleneck;            // the last link found to be its bottleneck (a hint, checked on use)
+  sim::SimTime latency = -1;          // path_latency() of the current routes; -1: not known yet
 };
 
 // A flow's entry in a link's flow list, with copies of its weight there and its current rate so
@@ -122,9 +137,8 @@ inline constexpr double kRateTolerance = 1e-9;
 // Working memory of the region solve (fabric_local_solve.cc), indexed by the region's local link
 // numbers (LinkState::local_index).
 struct RegionScratch {
-  std::vector<topo::LinkId> links;
-  std::vector<std::uint8_t> expanded;  // queued for expansion (its flows join R)
-  std::vector<topo::LinkId> stack;
+  std::vector<topo::LinkId> links;     // the shared links of R's flows
+  std::vector<double> caps;            // per flow of R: its cap from the links it crosses alone
   std::vector<double> outside_load;    // load of the flows outside R, current rates
   std::vector<double> outside_max;     // their largest rate
   std::vector<double> r_load;          // load of R's flows at their new rates
@@ -177,13 +191,17 @@ struct Fabric::Impl {
   void collect_component();
   // Starts a recomputation epoch: stamps of links and flows from earlier epochs stop matching.
   void next_epoch();
+  // fabric_sharing.cc
+  [[nodiscard]] double usage_cap(const Usage& u) const;
+  void mark_shared(std::uint32_t slot, std::uint32_t usage);
+  void mark_private(std::uint32_t slot, std::uint32_t usage);
+  void before_capacity_change(topo::LinkId l);
+  void after_capacity_change(topo::LinkId l);
   // fabric_local_solve.cc: solves the region around the dirty links into component_flows / rates;
   // false when the whole component must be solved instead.
   bool recompute_region();
   bool region_add_link(topo::LinkId l);
-  bool region_add_flow(std::uint32_t slot, bool expand);
-  [[nodiscard]] bool link_saturated_now(topo::LinkId l) const;
-  bool grow_region();
+  bool region_add_flow(std::uint32_t slot);
   bool build_region_problem();
   void region_loads();
   [[nodiscard]] bool region_link_saturated(std::uint32_t local) const;
@@ -192,6 +210,7 @@ struct Fabric::Impl {
   void apply_rate(std::uint32_t slot, double rate);
   void on_stall_check(std::uint32_t slot, FlowId id);
   [[nodiscard]] std::string check_rates() const;
+  [[nodiscard]] std::string check_sharing() const;  // fabric_sharing.cc
 
   // fabric_links.cc
   void set_link_down(topo::LinkId l);

@@ -42,7 +42,9 @@ Fabric::Impl::~Impl() {
 void Fabric::Impl::set_link_down(topo::LinkId l) {
   LinkState& s = links[l.index()];
   if (!s.up) return;
+  before_capacity_change(l);
   s.up = false;
+  after_capacity_change(l);
   const std::uint32_t interval = ++s.down_epoch;
   mark_dirty(l);
   request_recompute();
@@ -82,7 +84,9 @@ void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
 void Fabric::Impl::set_link_up(topo::LinkId l) {
   LinkState& s = links[l.index()];
   if (s.up) return;
+  before_capacity_change(l);
   s.up = true;
+  after_capacity_change(l);
   members.restore(l);
   ecmp_routes.clear();
   mark_dirty(l);
@@ -105,7 +109,9 @@ void Fabric::Impl::set_speed_factor(topo::LinkId l, double factor) {
   if (!(factor > 0 && factor <= 1)) {
     throw sim::ConfigError("fabric.link_speed_factor", fmt::format("{}", factor), "a fraction in (0, 1]");
   }
+  before_capacity_change(l);
   links[l.index()].speed_factor = factor;
+  after_capacity_change(l);
   mark_dirty(l);
   request_recompute();
 }

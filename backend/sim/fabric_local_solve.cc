@@ -2,11 +2,10 @@
 //
 // A component joined by long ring flows spans most of a large fabric, but a change (flows started
 // or finished, a link's capacity changed) moves the rates of few flows. The region solve:
-//   1. grows a region R from the changed links: every flow on an expanded link joins R, and a link
-//      of a flow in R is expanded when it is changed or saturated under the current rates (flows
-//      only influence each other through saturated links);
-//   2. solves max-min over R alone, each link's capacity reduced by the load of the flows outside R
-//      at their current rates;
+//   1. starts a region R with the flows on the changed links;
+//   2. solves max-min over R alone: each flow of R crosses its shared links (fabric_sharing.cc),
+//      whose capacities are reduced by the load of the flows outside R at their current rates, and
+//      one virtual link of its own whose capacity is the smallest cap of the links it crosses alone;
 //   3. checks the bottleneck characterisation of max-min fairness (Bertsekas & Gallager, "Data
 //      Networks" §6.5.2: feasible, and every flow has a saturated link on which no flow has a higher
 //      rate; that allocation is unique) for every flow the re-solve could affect: each flow of R, and
@@ -15,9 +14,11 @@
 //      bottleneck joins R. Then 2-3 repeat.
 // When the check passes, the rates are the max-min fair allocation of all flows: feasibility holds
 // because R was solved within the residual capacities and no other load changed, and every flow
-// has its bottleneck (the flows not checked cross no link whose load or rates changed). The region
-// solve gives up (and the caller re-solves the whole component) on anything outside that argument:
-// stalled or unsolved flows, dead links, or a region that keeps growing.
+// has its bottleneck (the flows not checked cross no link whose load or rates changed; a link a
+// flow crosses alone is saturated exactly when the flow runs at its cap, with no faster flow on it).
+// The region solve gives up (and the caller re-solves the whole component) on anything outside that
+// argument: stalled or unsolved flows, dead links, or a region that keeps growing. Its cost follows
+// the contention around the change, not the length of the flows in it.
 #include <algorithm>
 #include <cmath>
 
@@ -28,8 +29,7 @@ namespace {
 constexpr int kMaxRounds = 8;
 }  // namespace
 
-// Adds a link to the region (once per epoch); returns false for a link the region solve does not
-// handle (capacity 0).
+// Adds a shared link to the region (once per epoch); returns false for a dead link.
 bool Fabric::Impl::region_add_link(topo::LinkId l) {
   LinkState& s = links[l.index()];
   if (s.visit_epoch == epoch) return true;
@@ -37,51 +37,25 @@ bool Fabric::Impl::region_add_link(topo::LinkId l) {
   s.visit_epoch = epoch;
   s.local_index = static_cast<std::uint32_t>(region.links.size());
   region.links.push_back(l);
-  region.expanded.push_back(0);
   return true;
 }
 
-// Adds a flow to R; its links join the region, and those that are saturated now are queued for
-// expansion when `expand` is set.
-bool Fabric::Impl::region_add_flow(std::uint32_t slot, bool expand) {
+// Adds a flow to R with its shared links; false for a flow the region solve does not handle.
+bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
   if (flow_epoch[slot] == epoch) return true;
   const FlowState& f = flows[slot];
-  if (f.stuck || f.rate == 0) return false;  // stalled flows: left to the full solve
+  if (f.stuck || f.rate == 0 || f.private_caps.min() <= 0) return false;  // stalled: full solve
   flow_epoch[slot] = epoch;
   component_flows.push_back(slot);
-  for (const Usage& u : f.usages) {
-    if (!region_add_link(u.link)) return false;
-    const std::uint32_t local = links[u.link.index()].local_index;
-    if (expand && region.expanded[local] == 0 && link_saturated_now(u.link)) {
-      region.expanded[local] = 1;
-      region.stack.push_back(u.link);
-    }
-  }
-  return true;
-}
-
-// Whether the link is saturated under the current rates (flows not yet solved count as 0).
-bool Fabric::Impl::link_saturated_now(topo::LinkId l) const {
-  double load = 0;
-  for (const LinkFlowEntry& e : link_flows[l.index()]) {
-    if (e.rate > 0) load += e.weight * e.rate;
-  }
-  return load >= links[l.index()].capacity() * (1 - kRateTolerance);
-}
-
-bool Fabric::Impl::grow_region() {
-  while (!region.stack.empty()) {
-    const topo::LinkId l = region.stack.back();
-    region.stack.pop_back();
-    for (const LinkFlowEntry& e : link_flows[l.index()]) {
-      if (!region_add_flow(e.slot, /*expand=*/false)) return false;
-    }
+  for (const std::uint32_t i : f.shared) {
+    if (!region_add_link(f.usages[i].link)) return false;
   }
   return true;
 }
 
 // Per region link: the load and largest rate of the flows outside R (current rates); builds the
-// max-min problem of R over the residual capacities.
+// max-min problem of R over the residual capacities, with one virtual link per flow for the links
+// it crosses alone.
 bool Fabric::Impl::build_region_problem() {
   const std::size_t n = region.links.size();
   region.outside_load.assign(n, 0.0);
@@ -100,8 +74,15 @@ bool Fabric::Impl::build_region_problem() {
     region.outside_max[i] = fastest;
     problem.add_link(std::max(0.0, links[l.index()].capacity() - load));
   }
+  region.caps.clear();
   for (const std::uint32_t slot : component_flows) {
-    for (const Usage& u : flows[slot].usages) problem.add_usage(links[u.link.index()].local_index, u.weight);
+    const FlowState& f = flows[slot];
+    for (const std::uint32_t i : f.shared) {
+      problem.add_usage(links[f.usages[i].link.index()].local_index, f.usages[i].weight);
+    }
+    const double cap = f.private_caps.min();
+    region.caps.push_back(cap);
+    if (std::isfinite(cap)) problem.add_usage(problem.add_link(cap), 1.0);
     problem.end_flow();
   }
   return true;
@@ -117,7 +98,8 @@ void Fabric::Impl::region_loads() {
     const FlowState& f = flows[component_flows[i]];
     const double rate = rates[i];
     const bool moved = !(f.rate >= 0 && std::abs(rate - f.rate) <= kRateTolerance * f.rate);
-    for (const Usage& u : f.usages) {
+    for (const std::uint32_t k : f.shared) {
+      const Usage& u = f.usages[k];
       const std::uint32_t local = links[u.link.index()].local_index;
       region.r_load[local] += u.weight * rate;
       region.r_max[local] = std::max(region.r_max[local], rate);
@@ -134,19 +116,21 @@ bool Fabric::Impl::region_link_saturated(std::uint32_t local) const {
 // Step 3 for a flow of R (its new rate at `index`): finds its bottleneck, or queues the faster
 // outside flows on its saturated links. Returns false when it has neither (full solve).
 bool Fabric::Impl::check_region_flow(std::size_t index) {
-  const FlowState& f = flows[component_flows[index]];
+  FlowState& f = flows[component_flows[index]];
   const double rate = rates[index];
+  if (rate >= region.caps[index] * (1 - kRateTolerance)) return true;  // at its cap: a link it is alone on
   const double limit = rate * (1 + kRateTolerance);
   bool queued = false;
-  for (const Usage& u : f.usages) {
-    const std::uint32_t local = links[u.link.index()].local_index;
+  for (const std::uint32_t k : f.shared) {
+    const topo::LinkId l = f.usages[k].link;
+    const std::uint32_t local = links[l.index()].local_index;
     if (!region_link_saturated(local)) continue;
     if (region.outside_max[local] <= limit && region.r_max[local] <= limit) {
-      flows[component_flows[index]].bottleneck = u.link;
+      f.bottleneck = l;
       return true;
     }
     if (region.outside_max[local] <= limit) continue;
-    for (const LinkFlowEntry& e : link_flows[u.link.index()]) {
+    for (const LinkFlowEntry& e : link_flows[l.index()]) {
       if (flow_epoch[e.slot] != epoch && e.rate > limit) {
         region.joining.push_back(e.slot);
         queued = true;
@@ -159,6 +143,7 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
 // Step 3 for a flow outside R crossing a changed link: whether it still has a bottleneck.
 bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
   FlowState& g = flows[slot];
+  if (g.rate >= g.private_caps.min() * (1 - kRateTolerance)) return true;  // at its cap
   const double limit = g.rate * (1 + kRateTolerance);
   const auto is_bottleneck = [&](topo::LinkId l) {
     const LinkState& s = links[l.index()];
@@ -167,9 +152,10 @@ bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
     return region_link_saturated(local) && region.outside_max[local] <= limit && region.r_max[local] <= limit;
   };
   if (g.bottleneck.valid() && is_bottleneck(g.bottleneck)) return true;
-  for (const Usage& u : g.usages) {
-    if (u.link != g.bottleneck && is_bottleneck(u.link)) {
-      g.bottleneck = u.link;
+  for (const std::uint32_t k : g.shared) {
+    const topo::LinkId l = g.usages[k].link;
+    if (l != g.bottleneck && is_bottleneck(l)) {
+      g.bottleneck = l;
       return true;
     }
   }
@@ -180,17 +166,12 @@ bool Fabric::Impl::recompute_region() {
   next_epoch();
   component_flows.clear();
   region.links.clear();
-  region.expanded.clear();
-  region.stack.clear();
   for (const topo::LinkId l : dirty_links) {
-    if (!region_add_link(l)) return false;
-    const std::uint32_t local = links[l.index()].local_index;
-    if (region.expanded[local] == 0) {
-      region.expanded[local] = 1;
-      region.stack.push_back(l);
+    if (links[l.index()].capacity() <= 0) return false;
+    for (const LinkFlowEntry& e : link_flows[l.index()]) {
+      if (!region_add_flow(e.slot)) return false;
     }
   }
-  if (!grow_region()) return false;
   for (int round = 0; round < kMaxRounds; ++round) {
     if (!build_region_problem()) return false;
     solver.solve(problem, rates);
@@ -219,7 +200,7 @@ bool Fabric::Impl::recompute_region() {
       return true;
     }
     for (const std::uint32_t slot : region.joining) {
-      if (!region_add_flow(slot, /*expand=*/false)) return false;
+      if (!region_add_flow(slot)) return false;
     }
   }
   return false;

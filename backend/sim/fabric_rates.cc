@@ -127,6 +127,7 @@ std::string Fabric::Impl::check_rates() const {
     all.end_flow();
     current.push_back(std::max(0.0, f.rate));
   }
+  if (std::string sharing = check_sharing(); !sharing.empty()) return sharing;
   return check_max_min(all, current, 1e-9);
 }
 
