@@ -73,15 +73,19 @@ def narayanan():
 
 def korthikanti():
     print(f"{'scenario':40} {'time pub':>9} {'time sim':>9} {'err %':>7} {'MFU pub':>8} {'MFU sim':>8} {'pts':>6}")
+    outside = []
     for name, (t_pub, mfu_pub) in PUBLISHED.items():
         out = subprocess.run([BINARY, "run", str(ROOT / "scenarios/megatron" / name), "--json"],
                              check=True, capture_output=True, text=True)
         report = json.loads(out.stdout)
         t_sim, mfu_sim = report["iteration_time_s"], report["mfu"]
         err = 100 * (t_sim - t_pub) / t_pub
-        pts = "" if mfu_pub is None else f"{100 * (mfu_sim - mfu_pub):+6.1f}"
+        pts = "" if mfu_pub is None else f"{100 * (mfu_sim - mfu_pub):+6.2f}"
+        if mfu_pub is not None and abs(mfu_sim - mfu_pub) > 0.03:
+            outside.append(name)
         mfu_p = "" if mfu_pub is None else f"{mfu_pub:8.3f}"
         print(f"{name:40} {t_pub:9.2f} {t_sim:9.2f} {err:+7.1f} {mfu_p:>8} {mfu_sim:8.3f} {pts:>6}")
+    print("MFU within 3 points on every row" if not outside else f"MFU more than 3 points off: {', '.join(outside)}")
 
 
 def main():
