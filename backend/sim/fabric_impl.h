@@ -138,6 +138,7 @@ inline constexpr double kRateTolerance = 1e-9;
 // numbers (LinkState::local_index).
 struct RegionScratch {
   std::vector<topo::LinkId> links;     // the shared links of R's flows
+  std::vector<std::uint32_t> inside;   // per link: how many of its flows are in R
   std::vector<double> caps;            // per flow of R: its cap from the links it crosses alone
   std::vector<double> outside_load;    // load of the flows outside R, current rates
   std::vector<double> outside_max;     // their largest rate

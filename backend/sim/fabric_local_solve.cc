@@ -37,6 +37,7 @@ bool Fabric::Impl::region_add_link(topo::LinkId l) {
   s.visit_epoch = epoch;
   s.local_index = static_cast<std::uint32_t>(region.links.size());
   region.links.push_back(l);
+  region.inside.push_back(0);
   return true;
 }
 
@@ -48,7 +49,9 @@ bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
   flow_epoch[slot] = epoch;
   component_flows.push_back(slot);
   for (const std::uint32_t i : f.shared) {
-    if (!region_add_link(f.usages[i].link)) return false;
+    const topo::LinkId l = f.usages[i].link;
+    if (!region_add_link(l)) return false;
+    ++region.inside[links[l.index()].local_index];
   }
   return true;
 }
@@ -64,7 +67,12 @@ bool Fabric::Impl::build_region_problem() {
   for (std::size_t i = 0; i < n; ++i) {
     const topo::LinkId l = region.links[i];
     double load = 0, fastest = 0;
-    for (const LinkFlowEntry& e : link_flows[l.index()]) {
+    const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
+    if (list.size() == region.inside[i]) {  // every flow on it is in R: nothing outside to hold
+      problem.add_link(links[l.index()].capacity());
+      continue;
+    }
+    for (const LinkFlowEntry& e : list) {
       if (flow_epoch[e.slot] == epoch) continue;
       if (e.rate <= 0) return false;  // unsolved or stalled neighbour: full solve
       load += e.weight * e.rate;
@@ -166,6 +174,7 @@ bool Fabric::Impl::recompute_region() {
   next_epoch();
   component_flows.clear();
   region.links.clear();
+  region.inside.clear();
   for (const topo::LinkId l : dirty_links) {
     if (links[l.index()].capacity() <= 0) return false;
     for (const LinkFlowEntry& e : link_flows[l.index()]) {
@@ -186,7 +195,9 @@ bool Fabric::Impl::recompute_region() {
     }
     for (std::size_t local = 0; local < region.links.size(); ++local) {
       if (region.changed[local] == 0) continue;
-      for (const LinkFlowEntry& e : link_flows[region.links[local].index()]) {
+      const std::vector<LinkFlowEntry>& list = link_flows[region.links[local].index()];
+      if (list.size() == region.inside[local]) continue;  // no flow outside R on it
+      for (const LinkFlowEntry& e : list) {
         if (flow_epoch[e.slot] == epoch) continue;
         FlowState& g = flows[e.slot];
         if (g.check_stamp == region.check_stamp) continue;

@@ -132,12 +132,38 @@ bool MaxMinSolver::never_binds(std::uint32_t link, double level) const {
   return true;
 }
 
+// Links crossed by the same two flows with the same weights state the same constraint but for the
+// capacity (the two NCCL channels of a ring share every NIC they cross): their levels move in step
+// as flows freeze, so the one with the least capacity always pops first and the others never set a
+// rate. Returns whether `link` is such a duplicate of a tighter (or equal, lower-index) link seen
+// before in this solve.
+bool MaxMinSolver::duplicate_pair(std::uint32_t link) {
+  const std::uint32_t b = link_begin_[link];
+  if (link_begin_[link + 1] - b != 2) return false;
+  const LinkFlow& x = link_flows_[b];
+  const LinkFlow& y = link_flows_[b + 1];
+  for (std::uint32_t i = pair_head_[x.flow]; i != kNoLink; i = pairs_[i].next) {
+    Pair& p = pairs_[i];
+    if (p.other != y.flow || p.weight != x.weight || p.other_weight != y.weight) continue;
+    if (links_[link].remaining < links_[p.link].remaining) {
+      p.link = link;  // tighter: it represents the pair from now on; the looser one stays queued
+      return false;
+    }
+    return true;
+  }
+  pairs_.push_back({y.flow, x.weight, y.weight, link, pair_head_[x.flow]});
+  pair_head_[x.flow] = static_cast<std::uint32_t>(pairs_.size() - 1);
+  return false;
+}
+
 void MaxMinSolver::solve(const MaxMinProblem& problem, std::vector<double>& rates) {
   build_link_lists(problem);
   rates.assign(problem.num_flows(), 0.0);
   queue_.clear();
+  pair_head_.assign(problem.num_flows(), kNoLink);
+  pairs_.clear();
   for (std::uint32_t l = 0; l < links_.size(); ++l) {
-    if (links_[l].unfrozen == 0) continue;
+    if (links_[l].unfrozen == 0 || duplicate_pair(l)) continue;
     const double level = level_of(l);
     if (!never_binds(l, level)) queue_.append_initial({level, l});
   }

@@ -75,12 +75,22 @@ class MaxMinSolver {
   std::size_t freeze_link(const MaxMinProblem& problem, std::uint32_t link, double level, std::vector<double>& rates);
   [[nodiscard]] double level_of(std::uint32_t link);
   [[nodiscard]] bool never_binds(std::uint32_t link, double level) const;
+  bool duplicate_pair(std::uint32_t link);
 
   std::vector<std::uint32_t> link_begin_;  // CSR of the transposed problem: link -> flows
   std::vector<LinkFlow> link_flows_;
   std::vector<LinkState> links_;
   std::vector<std::uint8_t> frozen_;       // per flow
   std::vector<std::uint32_t> virtual_of_;  // per flow: its virtual link, or kNoLink
+  struct Pair {                            // a two-flow link constraint seen in this solve (duplicate_pair)
+    std::uint32_t other;
+    double weight;
+    double other_weight;
+    std::uint32_t link;
+    std::uint32_t next;
+  };
+  std::vector<std::uint32_t> pair_head_;  // per first flow: its pairs, a list through Pair::next
+  std::vector<Pair> pairs_;
   LevelQueue queue_;
 };
 

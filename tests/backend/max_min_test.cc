@@ -176,6 +176,41 @@ TEST(MaxMin, FoldedPrivateLinksAndRoomyLinksKeepTheExactAllocation) {
   }
 }
 
+// Sibling flows (the two channels of one ring): each pair crosses several links only the two of them
+// use, with the same weights and different capacities, plus shared switch links. The solver keeps
+// only the tightest of a pair's identical constraints in its queue; the allocation must not change.
+MaxMinProblem sibling_problem(std::uint64_t seed) {
+  sim::Rng rng(seed);
+  MaxMinProblem p;
+  constexpr int kShared = 6;
+  constexpr int kPairs = 10;
+  constexpr int kPairLinks = 5;
+  for (int l = 0; l < kShared; ++l) p.add_link(20.0 + 100.0 * rng.uniform01());
+  for (int pair = 0; pair < kPairs; ++pair) {
+    std::vector<std::uint32_t> own;
+    for (int l = 0; l < kPairLinks; ++l) own.push_back(p.add_link(10.0 + 30.0 * rng.uniform01()));
+    const double w = pair % 3 == 0 ? 0.5 : 1.0;
+    for (int sibling = 0; sibling < 2; ++sibling) {
+      for (const std::uint32_t l : own) p.add_usage(l, w);
+      p.add_usage(static_cast<std::uint32_t>(rng.uniform_int(kShared)), 1.0);
+      p.end_flow();
+    }
+  }
+  return p;
+}
+
+TEST(MaxMin, IdenticalPairConstraintsKeepTheExactAllocation) {
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    const MaxMinProblem p = sibling_problem(seed);
+    const std::vector<double> fast = solve_max_min(p);
+    const std::vector<double> naive = naive_progressive_filling(p);
+    EXPECT_EQ(check_max_min(p, fast, 1e-9), "") << "seed " << seed;
+    for (std::size_t f = 0; f < p.num_flows(); ++f) {
+      EXPECT_NEAR(fast[f], naive[f], 1e-9 * (1 + naive[f])) << "seed " << seed << " flow " << f;
+    }
+  }
+}
+
 TEST(MaxMin, CheckerAcceptsSolverOutputOnLargeRandomProblems) {
   MaxMinSolver solver;  // reused across problems, as the fabric does
   std::vector<double> r;
