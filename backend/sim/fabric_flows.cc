@@ -136,7 +136,8 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
     u.position = static_cast<std::uint32_t>(list.size());
     u.shared_index = -1;
     if (list.empty()) {
-      f.private_caps.add(usage_cap(u));
+      u.cap = usage_cap(u);
+      f.private_caps.add(u.cap);
     } else {
       if (list.size() == 1) mark_shared(list.front().slot, list.front().usage);
       u.shared_index = static_cast<std::int32_t>(f.shared.size());

@@ -52,7 +52,7 @@ void Fabric::Impl::mark_shared(std::uint32_t slot, std::uint32_t usage) {
   FlowState& f = flows[slot];
   Usage& u = f.usages[usage];
   if (u.shared_index >= 0) return;
-  f.private_caps.remove(usage_cap(u));
+  f.private_caps.remove(u.cap);
   u.shared_index = static_cast<std::int32_t>(f.shared.size());
   f.shared.push_back(usage);
 }
@@ -66,7 +66,8 @@ void Fabric::Impl::mark_private(std::uint32_t slot, std::uint32_t usage) {
   f.shared.pop_back();
   if (index < f.shared.size()) f.usages[f.shared[index]].shared_index = static_cast<std::int32_t>(index);
   u.shared_index = -1;
-  f.private_caps.add(usage_cap(u));
+  u.cap = usage_cap(u);
+  f.private_caps.add(u.cap);
 }
 
 // Around a capacity change of link l: the cap of a flow alone on it moves with the capacity.
@@ -74,14 +75,16 @@ void Fabric::Impl::before_capacity_change(topo::LinkId l) {
   const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
   if (list.size() != 1) return;
   FlowState& f = flows[list.front().slot];
-  f.private_caps.remove(usage_cap(f.usages[list.front().usage]));
+  f.private_caps.remove(f.usages[list.front().usage].cap);
 }
 
 void Fabric::Impl::after_capacity_change(topo::LinkId l) {
   const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
   if (list.size() != 1) return;
   FlowState& f = flows[list.front().slot];
-  f.private_caps.add(usage_cap(f.usages[list.front().usage]));
+  Usage& u = f.usages[list.front().usage];
+  u.cap = usage_cap(u);
+  f.private_caps.add(u.cap);
 }
 
 // Recounts every active flow's shared list and private caps from the link lists (tests, through
