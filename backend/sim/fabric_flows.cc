@@ -81,7 +81,7 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
   f.lanes.clear();
   f.segments.clear();
   f.latency = -1;
-  const bool cacheable = params.routing == Routing::kEcmp;
+  const bool cacheable = params.routing != Routing::kAdaptive;  // adaptive paths depend on the load
   const LaneKey key{lanes.front().src.value, lanes.front().dst.value, lanes.front().connection};
   if (cacheable) {
     if (const auto it = ecmp_routes.find(key); it != ecmp_routes.end() && it->second.lanes == lanes) {

@@ -264,8 +264,9 @@ struct Fabric::Impl {
   std::vector<Segment> segment_scratch;
   std::vector<Usage> usage_scratch;
   RegionScratch region;
-  // ECMP routes of flows under the current membership, by first lane: a communicator's transfers
-  // reuse their connections, and so their paths, all iteration. Cleared when the membership changes.
+  // ECMP and spray routes of flows under the current membership, by first lane: a communicator's
+  // transfers reuse their connections, and so their paths, all iteration (adaptive routes depend on
+  // the load and are not kept). Cleared when the membership changes.
   std::unordered_map<LaneKey, CachedRoute, LaneKeyHash> ecmp_routes;
 };
 
