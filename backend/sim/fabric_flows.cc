@@ -84,7 +84,7 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
   const bool cacheable = params.routing != Routing::kAdaptive;  // adaptive paths depend on the load
   const LaneKey key{lanes.front().src.value, lanes.front().dst.value, lanes.front().connection};
   if (cacheable) {
-    if (const auto it = ecmp_routes.find(key); it != ecmp_routes.end() && it->second.lanes == lanes) {
+    if (const auto it = route_cache.find(key); it != route_cache.end() && it->second.lanes == lanes) {
       f.lanes = it->second.routes;
       f.segments = it->second.segments;
       f.usages = it->second.usages;
@@ -103,7 +103,7 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
   build_usages(f);
   if (cacheable && !f.stuck) {
     f.latency = path_latency(f);
-    ecmp_routes.insert_or_assign(key, CachedRoute{lanes, f.lanes, f.segments, f.usages, f.latency});
+    route_cache.insert_or_assign(key, CachedRoute{lanes, f.lanes, f.segments, f.usages, f.latency});
   }
 }
 

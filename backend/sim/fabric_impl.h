@@ -3,6 +3,9 @@
 //   fabric_flows.cc    flow start and completion, progress accounting, link <-> flow lists
 //   fabric_routing.cc  QP numbering and the routes of lanes (ECMP, spray, adaptive), re-routing
 //   fabric_rates.cc    batched max-min recomputation, completion and stall-timeout scheduling
+//   fabric_local_solve.cc  the exact re-solve of the region around a change
+//   fabric_sharing.cc  which links each flow shares, and the caps of those it crosses alone
+//   fabric_removal.cc  exact shortcuts: completions and starts that leave the other rates as they are
 //   fabric_links.cc    link capacity, failures, recovery and degradation
 #pragma once
 
@@ -106,7 +109,7 @@ struct LinkState {
   [[nodiscard]] double capacity() const { return up ? nominal_bytes_per_s * speed_factor : 0.0; }
 };
 
-// A lane's identity for the ECMP path cache: its QPs' 5-tuples are a function of it.
+// A lane's identity for the route cache: its QPs' 5-tuples are a function of it.
 struct LaneKey {
   std::int32_t src;
   std::int32_t dst;
@@ -267,7 +270,7 @@ struct Fabric::Impl {
   // ECMP and spray routes of flows under the current membership, by first lane: a communicator's
   // transfers reuse their connections, and so their paths, all iteration (adaptive routes depend on
   // the load and are not kept). Cleared when the membership changes.
-  std::unordered_map<LaneKey, CachedRoute, LaneKeyHash> ecmp_routes;
+  std::unordered_map<LaneKey, CachedRoute, LaneKeyHash> route_cache;
 };
 
 }  // namespace megasim::backend

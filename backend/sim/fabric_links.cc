@@ -66,7 +66,7 @@ void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
   const LinkState& s = links[l.index()];
   if (s.up || s.down_epoch != interval) return;
   members.remove(l);
-  ecmp_routes.clear();
+  route_cache.clear();
   // Re-route in flow-id order (the order adaptive routing sees the loads in).
   std::vector<FlowId> affected;
   for (const LinkFlowEntry& e : link_flows[l.index()]) affected.push_back(flows[e.slot].id);
@@ -88,7 +88,7 @@ void Fabric::Impl::set_link_up(topo::LinkId l) {
   s.up = true;
   after_capacity_change(l);
   members.restore(l);
-  ecmp_routes.clear();
+  route_cache.clear();
   mark_dirty(l);
   request_recompute();
   retry_stuck_flows();
