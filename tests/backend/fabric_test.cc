@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "fabric_test_util.h"
 #include "sim/error.h"
 
@@ -120,6 +123,29 @@ TEST(Fabric, SpeedFactorHalfDoublesALoneFlowsTime) {
   bed.start(0, 3, 1e9, &done);
   bed.sim.run();
   EXPECT_NEAR(static_cast<double>(done), static_cast<double>(transfer_ns(1e9, kNicRate / 2) + 4 * kLinkLatency), 1.0);
+}
+
+// A link a flow crosses alone only caps it (fabric_sharing.cc keeps that cap): halving the NIC's
+// speed in mid-flight halves the flow's rate at once, and restoring it restores the rate. A runs at r
+// for 10 ms, r / 2 for 20 ms (the bytes of 10 ms at r), then r: it ends 10 ms later than alone.
+TEST(Fabric, SpeedChangeOfALinkCrossedAloneMovesTheFlowsCap) {
+  Bed bed(small_cluster(32));
+  const topo::LinkId nic = bed.topo.nic_up(topo::GpuId(0));
+  const double bytes = 1.2e9;  // 50 ms alone
+  sim::SimTime done = -1;
+  const FlowId a = bed.start(0, 3, bytes, &done);
+  bed.sim.schedule_at(10 * sim::kMillisecond, [&] { bed.fabric.set_link_speed_factor(nic, 0.5); });
+  bed.sim.schedule_at(30 * sim::kMillisecond, [&] { bed.fabric.set_link_speed_factor(nic, 1.0); });
+  std::vector<std::string> violations;
+  bed.fabric.on_rates_recomputed([&] {
+    if (std::string v = bed.fabric.check_rates(); !v.empty()) violations.push_back(v);
+  });
+  bed.sim.run_until(20 * sim::kMillisecond);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(a), kNicRate / 2);
+  bed.sim.run();
+  EXPECT_TRUE(violations.empty()) << violations.front();
+  EXPECT_NEAR(static_cast<double>(done),
+              static_cast<double>(transfer_ns(bytes, kNicRate) + 10 * sim::kMillisecond + 4 * kLinkLatency), 2.0);
 }
 
 // Progress is settled when rates change: B joins A's NIC at t_b = 25 ms, A has moved r * t_b
