@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Predicted vs published for every Megatron-LM row of ../shared/calibration/megatron_published.csv,
-each with its scenario in scenarios/megatron/:
+"""Predicted vs published for every Megatron-LM row of scenarios/megatron/megatron_published.csv (the
+public table of ../shared/calibration/), each with its scenario in scenarios/megatron/:
 - Korthikanti et al. 2022: iteration time and model-FLOP MFU;
 - Narayanan et al. SC'21 Table 1: TFLOP/s per GPU counting the recompute pass,
   96·B·s·l·h²·(1 + s/6h + V/16lh) / time / GPUs. The paper tuned the micro-batch per row and does not
@@ -27,7 +27,8 @@ PUBLISHED = {
 }
 
 
-CSV = ROOT.parent / "shared/calibration/megatron_published.csv"
+# A copy of ../shared/calibration/megatron_published.csv, kept with the scenarios it describes.
+CSV = ROOT / "scenarios/megatron/megatron_published.csv"
 MICRO_BATCHES = (1, 2, 4, 8)
 
 
