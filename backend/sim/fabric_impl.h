@@ -104,8 +104,6 @@ struct LinkState {
   std::uint32_t down_epoch = 0;  // tells apart successive down intervals for failure detection
   double carried = 0;            // bytes of finished route segments
   double segment_weight = 0;     // sum of weights of the active segments (adaptive routing load)
-  std::uint32_t visit_epoch = 0;
-  std::uint32_t local_index = 0;
   [[nodiscard]] double capacity() const { return up ? nominal_bytes_per_s * speed_factor : 0.0; }
 };
 
@@ -134,15 +132,24 @@ struct CachedRoute {
   sim::SimTime latency = 0;  // path_latency of a flow so routed
 };
 
+// A link's stamp in the current recomputation: whether it is in the problem being built (epoch) and
+// its index there. Kept apart from LinkState, 8 bytes a link, because a solve looks up every link of
+// every flow it touches.
+struct LinkMark {
+  std::uint32_t epoch = 0;
+  std::uint32_t local = 0;
+};
+
 // Relative tolerance of the exact shortcuts' saturation and rate comparisons (fabric_removal.cc,
 // fabric_local_solve.cc), far above the solver's rounding and far below any physical difference.
 inline constexpr double kRateTolerance = 1e-9;
 
 // Working memory of the region solve (fabric_local_solve.cc), indexed by the region's local link
-// numbers (LinkState::local_index).
+// numbers (LinkMark::local).
 struct RegionScratch {
   std::vector<topo::LinkId> links;     // the shared links of R's flows
   std::vector<std::uint32_t> inside;   // per link: how many of its flows are in R
+  std::vector<double> capacity;        // per link: its capacity now
   std::vector<double> caps;            // per flow of R: its cap from the links it crosses alone
   std::vector<double> outside_load;    // load of the flows outside R, current rates
   std::vector<double> outside_max;     // their largest rate
@@ -233,6 +240,7 @@ struct Fabric::Impl {
   topo::EcmpMembership all_links;  // never changes: routes of last resort over dead links
 
   std::vector<LinkState> links;
+  std::vector<LinkMark> link_mark;  // by link, see LinkMark
   std::vector<std::vector<LinkFlowEntry>> link_flows;
   std::vector<FlowState> flows;           // by slot; slots are reused
   std::vector<std::uint32_t> flow_epoch;  // by slot: the recomputation epoch that put it in a region

@@ -31,12 +31,14 @@ constexpr int kMaxRounds = 8;
 
 // Adds a shared link to the region (once per epoch); returns false for a dead link.
 bool Fabric::Impl::region_add_link(topo::LinkId l) {
-  LinkState& s = links[l.index()];
-  if (s.visit_epoch == epoch) return true;
-  if (s.capacity() <= 0) return false;
-  s.visit_epoch = epoch;
-  s.local_index = static_cast<std::uint32_t>(region.links.size());
+  LinkMark& m = link_mark[l.index()];
+  if (m.epoch == epoch) return true;
+  const double capacity = links[l.index()].capacity();
+  if (capacity <= 0) return false;
+  m.epoch = epoch;
+  m.local = static_cast<std::uint32_t>(region.links.size());
   region.links.push_back(l);
+  region.capacity.push_back(capacity);
   region.inside.push_back(0);
   return true;
 }
@@ -51,7 +53,7 @@ bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
   for (const std::uint32_t i : f.shared) {
     const topo::LinkId l = f.usages[i].link;
     if (!region_add_link(l)) return false;
-    ++region.inside[links[l.index()].local_index];
+    ++region.inside[link_mark[l.index()].local];
   }
   return true;
 }
@@ -69,7 +71,7 @@ bool Fabric::Impl::build_region_problem() {
     double load = 0, fastest = 0;
     const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
     if (list.size() == region.inside[i]) {  // every flow on it is in R: nothing outside to hold
-      problem.add_link(links[l.index()].capacity());
+      problem.add_link(region.capacity[i]);
       continue;
     }
     for (const LinkFlowEntry& e : list) {
@@ -80,13 +82,13 @@ bool Fabric::Impl::build_region_problem() {
     }
     region.outside_load[i] = load;
     region.outside_max[i] = fastest;
-    problem.add_link(std::max(0.0, links[l.index()].capacity() - load));
+    problem.add_link(std::max(0.0, region.capacity[i] - load));
   }
   region.caps.clear();
   for (const std::uint32_t slot : component_flows) {
     const FlowState& f = flows[slot];
     for (const std::uint32_t i : f.shared) {
-      problem.add_usage(links[f.usages[i].link.index()].local_index, f.usages[i].weight);
+      problem.add_usage(link_mark[f.usages[i].link.index()].local, f.usages[i].weight);
     }
     const double cap = f.private_caps.min();
     region.caps.push_back(cap);
@@ -108,7 +110,7 @@ void Fabric::Impl::region_loads() {
     const bool moved = !(f.rate >= 0 && std::abs(rate - f.rate) <= kRateTolerance * f.rate);
     for (const std::uint32_t k : f.shared) {
       const Usage& u = f.usages[k];
-      const std::uint32_t local = links[u.link.index()].local_index;
+      const std::uint32_t local = link_mark[u.link.index()].local;
       region.r_load[local] += u.weight * rate;
       region.r_max[local] = std::max(region.r_max[local], rate);
       if (moved) region.changed[local] = 1;
@@ -117,8 +119,7 @@ void Fabric::Impl::region_loads() {
 }
 
 bool Fabric::Impl::region_link_saturated(std::uint32_t local) const {
-  const double capacity = links[region.links[local].index()].capacity();
-  return region.outside_load[local] + region.r_load[local] >= capacity * (1 - kRateTolerance);
+  return region.outside_load[local] + region.r_load[local] >= region.capacity[local] * (1 - kRateTolerance);
 }
 
 // Step 3 for a flow of R (its new rate at `index`): finds its bottleneck, or queues the faster
@@ -131,7 +132,7 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
   bool queued = false;
   for (const std::uint32_t k : f.shared) {
     const topo::LinkId l = f.usages[k].link;
-    const std::uint32_t local = links[l.index()].local_index;
+    const std::uint32_t local = link_mark[l.index()].local;
     if (!region_link_saturated(local)) continue;
     if (region.outside_max[local] <= limit && region.r_max[local] <= limit) {
       f.bottleneck = l;
@@ -154,9 +155,9 @@ bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
   if (g.rate >= g.private_caps.min() * (1 - kRateTolerance)) return true;  // at its cap
   const double limit = g.rate * (1 + kRateTolerance);
   const auto is_bottleneck = [&](topo::LinkId l) {
-    const LinkState& s = links[l.index()];
-    if (s.visit_epoch != epoch) return is_bottleneck_of(l, slot);
-    const std::uint32_t local = s.local_index;
+    const LinkMark& m = link_mark[l.index()];
+    if (m.epoch != epoch) return is_bottleneck_of(l, slot);
+    const std::uint32_t local = m.local;
     return region_link_saturated(local) && region.outside_max[local] <= limit && region.r_max[local] <= limit;
   };
   if (g.bottleneck.valid() && is_bottleneck(g.bottleneck)) return true;
@@ -175,6 +176,7 @@ bool Fabric::Impl::recompute_region() {
   component_flows.clear();
   region.links.clear();
   region.inside.clear();
+  region.capacity.clear();
   for (const topo::LinkId l : dirty_links) {
     if (links[l.index()].capacity() <= 0) return false;
     for (const LinkFlowEntry& e : link_flows[l.index()]) {

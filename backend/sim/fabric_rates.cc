@@ -31,10 +31,10 @@ void Fabric::Impl::collect_component() {
   component_flows.clear();
   bfs_stack.clear();
   auto visit_link = [this](topo::LinkId l) {
-    LinkState& s = links[l.index()];
-    if (s.visit_epoch == epoch) return;
-    s.visit_epoch = epoch;
-    s.local_index = problem.add_link(s.capacity());
+    LinkMark& m = link_mark[l.index()];
+    if (m.epoch == epoch) return;
+    m.epoch = epoch;
+    m.local = problem.add_link(links[l.index()].capacity());
     bfs_stack.push_back(l);
   };
   for (const topo::LinkId l : dirty_links) {
@@ -53,14 +53,14 @@ void Fabric::Impl::collect_component() {
     }
   }
   for (const std::uint32_t slot : component_flows) {
-    for (const Usage& u : flows[slot].usages) problem.add_usage(links[u.link.index()].local_index, u.weight);
+    for (const Usage& u : flows[slot].usages) problem.add_usage(link_mark[u.link.index()].local, u.weight);
     problem.end_flow();
   }
 }
 
 void Fabric::Impl::next_epoch() {
   if (++epoch == 0) {  // wrapped: clear the stamps so none matches the new epoch by accident
-    for (LinkState& s : links) s.visit_epoch = 0;
+    for (LinkMark& m : link_mark) m.epoch = 0;
     std::fill(flow_epoch.begin(), flow_epoch.end(), 0);
     epoch = 1;
   }
