@@ -122,6 +122,7 @@ void Fabric::Impl::build_usages(FlowState& f) {
       f.usages.push_back(u);
     }
   }
+  for (Usage& u : f.usages) u.cap = usage_cap(u);
 }
 
 // Enters the flow in its links' flow lists; a link it is alone on is private, and the first flow
@@ -136,7 +137,6 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
     u.position = static_cast<std::uint32_t>(list.size());
     u.shared_index = -1;
     if (list.empty()) {
-      u.cap = usage_cap(u);
       f.private_caps.add(u.cap);
     } else {
       if (list.size() == 1) mark_shared(list.front().slot, list.front().usage);

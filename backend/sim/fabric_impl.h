@@ -42,7 +42,7 @@ struct Usage {
   double weight = 0;
   std::uint32_t position = 0;
   std::int32_t shared_index = -1;  // position in the flow's shared list; -1: the flow is alone here
-  double cap = 0;                  // while alone: capacity / weight, as entered in private_caps
+  double cap = 0;                  // capacity / weight (the flow's cap from this link alone)
 };
 
 // The caps (capacity / weight) of the links a flow crosses alone, as a multiset of few values.

@@ -66,11 +66,11 @@ void Fabric::Impl::mark_private(std::uint32_t slot, std::uint32_t usage) {
   f.shared.pop_back();
   if (index < f.shared.size()) f.usages[f.shared[index]].shared_index = static_cast<std::int32_t>(index);
   u.shared_index = -1;
-  u.cap = usage_cap(u);
   f.private_caps.add(u.cap);
 }
 
-// Around a capacity change of link l: the cap of a flow alone on it moves with the capacity.
+// Around a capacity change of link l: every usage's cap on it moves with the capacity (and the
+// private cap of a flow alone on it); cached routes carry caps, so they are dropped.
 void Fabric::Impl::before_capacity_change(topo::LinkId l) {
   const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
   if (list.size() != 1) return;
@@ -79,12 +79,14 @@ void Fabric::Impl::before_capacity_change(topo::LinkId l) {
 }
 
 void Fabric::Impl::after_capacity_change(topo::LinkId l) {
+  route_cache.clear();
   const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
-  if (list.size() != 1) return;
-  FlowState& f = flows[list.front().slot];
-  Usage& u = f.usages[list.front().usage];
-  u.cap = usage_cap(u);
-  f.private_caps.add(u.cap);
+  for (const LinkFlowEntry& e : list) {
+    Usage& u = flows[e.slot].usages[e.usage];
+    u.cap = usage_cap(u);
+  }
+  if (list.size() == 1)
+    flows[list.front().slot].private_caps.add(flows[list.front().slot].usages[list.front().usage].cap);
 }
 
 // Recounts every active flow's shared list and private caps from the link lists (tests, through
@@ -101,6 +103,7 @@ std::string Fabric::Impl::check_sharing() const {
         return fmt::format("flow {}: link {} marked {} but crossed by {} flows", f.id.value, u.link.value,
                            alone ? "shared" : "private", link_flows[u.link.index()].size());
       }
+      if (u.cap != usage_cap(u)) return fmt::format("flow {}: stale cap on link {}", f.id.value, u.link.value);
       if (alone) {
         expected.add(usage_cap(u));
       } else {
