@@ -16,14 +16,17 @@
 
 namespace {
 
-void BM_Iteration175bMegaScale(benchmark::State& state) {
+megasim::scenarios::Scenario scenario_at(std::int64_t gpus) {
   megasim::scenarios::Scenario s = megasim::scenarios::load_scenario_file(std::string(MEGASIM_SOURCE_DIR) +
                                                                           "/scenarios/megascale/175b_megascale.toml");
-  s.cluster.gpus = state.range(0);
+  s.cluster.gpus = gpus;
   // The paper's two strong-scaling batches; beyond its largest run (12,288 GPUs) the batch keeps 8
   // micro-batches per replica (Megatron's interleaved schedule needs a multiple of PP).
-  const std::int64_t gpus = state.range(0);
   s.plan.global_batch_size = gpus <= 1024 ? 768 : gpus <= 12288 ? 6144 : gpus / 8;
+  return s;
+}
+
+void run_and_count(benchmark::State& state, const megasim::scenarios::Scenario& s) {
   double iteration_s = 0, mfu = 0;
   megasim::backend::IterationStats stats;
   for (auto _ : state) {
@@ -40,6 +43,10 @@ void BM_Iteration175bMegaScale(benchmark::State& state) {
   state.counters["mfu"] = mfu;
   state.counters["peak_rss_mb"] = megasim::bench::peak_rss_mb();
 }
+
+void BM_Iteration175bMegaScale(benchmark::State& state) {
+  run_and_count(state, scenario_at(state.range(0)));
+}
 BENCHMARK(BM_Iteration175bMegaScale)
     ->Arg(256)
     ->Arg(1024)
@@ -48,5 +55,15 @@ BENCHMARK(BM_Iteration175bMegaScale)
     ->Arg(98304)  // ~100,000: minutes, run it with --benchmark_filter=.../98304
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
+
+// The reference for the region solve: the same iteration re-solving the whole connected component
+// at every change (FabricParams::region_solve = false); same report, so the ratio of the two wall
+// times is what the region solve buys.
+void BM_Iteration175bComponentSolve(benchmark::State& state) {
+  megasim::scenarios::Scenario s = scenario_at(state.range(0));
+  s.fabric.region_solve = false;
+  run_and_count(state, s);
+}
+BENCHMARK(BM_Iteration175bComponentSolve)->Arg(3072)->Arg(12288)->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
