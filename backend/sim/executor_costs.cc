@@ -7,6 +7,17 @@
 #include "sim/error.h"
 
 namespace megasim::backend::detail {
+namespace {
+
+// Time a list's overlappable TP collectives (models::TpCollective::overlappable, C seconds alone) add
+// to its GEMMs (W seconds alone). While a collective runs, its NCCL kernels hold a fraction f of the
+// SMs, so the GEMMs beside it run at (1 - f): if they outlast it, the list takes W + f·C; if not
+// (C·(1 - f) > W), it takes C. Either way the cost is max(f·C, C - W) >= 0.
+double overlapped_tp_cost(double overlappable_s, double gemm_s, double comm_sm_fraction) {
+  return std::max(comm_sm_fraction * overlappable_s, overlappable_s - gemm_s);
+}
+
+}  // namespace
 
 std::vector<KernelCost> kernel_costs(const IterationInputs& in) {
   const models::Workload& w = *in.workload;
@@ -20,14 +31,6 @@ std::vector<KernelCost> kernel_costs(const IterationInputs& in) {
     out[i].gemm_s = models::kernel_list_gemm_time_s(w.kernels[i], w.plan.plan, in.gpu, in.calibration);
   }
   return out;
-}
-
-// Time a list's overlappable TP collectives (models::TpCollective::overlappable, C seconds alone) add
-// to its GEMMs (W seconds alone). While a collective runs, its NCCL kernels hold a fraction f of the
-// SMs, so the GEMMs beside it run at (1 - f): if they outlast it, the list takes W + f·C; if not
-// (C·(1 - f) > W), it takes C. Either way the cost is max(f·C, C - W) >= 0.
-double overlapped_tp_cost(double overlappable_s, double gemm_s, double comm_sm_fraction) {
-  return std::max(comm_sm_fraction * overlappable_s, overlappable_s - gemm_s);
 }
 
 TaskTimes task_times(const models::StageProgram& program, const std::vector<KernelCost>& costs,

@@ -79,7 +79,6 @@ void match_p2p(const models::Workload& workload, std::vector<StageInfo>& stages)
 
 // executor_costs.cc
 std::vector<KernelCost> kernel_costs(const IterationInputs& in);
-double overlapped_tp_cost(double overlappable_s, double gemm_s, double comm_sm_fraction);
 TaskTimes task_times(const models::StageProgram& program, const std::vector<KernelCost>& costs,
                      const std::vector<TpTime>& tp, double slowdown, double comm_sm_fraction);
 

@@ -179,7 +179,7 @@ struct Fabric::Impl {
   void install_usages(std::uint32_t slot, bool mark_links_dirty = true);
   void build_usages(FlowState& f);
   void enter_usages(std::uint32_t slot, bool mark_links_dirty);
-  // Routes the flow's lanes (from the ECMP route cache when it has them).
+  // Routes the flow's lanes (from route_cache when it has them).
   void route_flow(FlowState& f, const std::vector<FlowLane>& lanes);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
   [[nodiscard]] const FlowState* find(FlowId id) const;

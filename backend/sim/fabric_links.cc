@@ -87,9 +87,8 @@ void Fabric::Impl::set_link_up(topo::LinkId l) {
   if (s.up) return;
   before_capacity_change(l);
   s.up = true;
-  after_capacity_change(l);
+  after_capacity_change(l);  // also drops the cached routes, which the restored membership changes
   members.restore(l);
-  route_cache.clear();
   mark_dirty(l);
   request_recompute();
   retry_stuck_flows();

@@ -52,7 +52,7 @@ void MaxMinSolver::build_link_lists(const MaxMinProblem& problem) {
     double cap = std::numeric_limits<double>::infinity();
     for (const MaxMinEntry& e : problem.usages(f)) {
       LinkState& s = links_[e.link];
-      if (s.unfrozen != 1 && !s.folded) continue;
+      if (s.unfrozen != 1) continue;
       s.folded = true;
       s.unfrozen = 0;
       cap = std::min(cap, s.remaining / e.weight);
