@@ -125,25 +125,26 @@ void Fabric::Impl::build_usages(FlowState& f) {
   for (Usage& u : f.usages) u.cap = usage_cap(u);
 }
 
-// Enters the flow in its links' flow lists; a link it is alone on is private, and the first flow
-// of a link it joins now shares it (fabric_sharing.cc).
+// Enters the flow in its links' flow lists and classifies its usages and those of the flows it
+// joins: private, paired or shared (fabric_sharing.cc).
 void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
   f.shared.clear();
   f.private_caps.entries.clear();
-  for (std::size_t i = 0; i < f.usages.size(); ++i) {
+  MEGASIM_ASSERT(f.pairs.empty(), "a flow entering its links is already paired");
+  const std::size_t n = f.usages.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    // The link lists are scattered over the fabric: fetch the list headers and ends ahead of use.
+    if (i + 8 < n) __builtin_prefetch(&link_flows[f.usages[i + 8].link.index()]);
+    if (i + 4 < n) {
+      const std::vector<LinkFlowEntry>& ahead = link_flows[f.usages[i + 4].link.index()];
+      __builtin_prefetch(ahead.data() + ahead.size(), 1);
+    }
     Usage& u = f.usages[i];
     std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
     u.position = static_cast<std::uint32_t>(list.size());
-    u.shared_index = -1;
-    if (list.empty()) {
-      f.private_caps.add(u.cap);
-    } else {
-      if (list.size() == 1) mark_shared(list.front().slot, list.front().usage);
-      u.shared_index = static_cast<std::int32_t>(f.shared.size());
-      f.shared.push_back(static_cast<std::uint32_t>(i));
-    }
     list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate});
+    on_link_joined(slot, static_cast<std::uint32_t>(i));
     if (mark_links_dirty) mark_dirty(u.link);
   }
 }
@@ -157,15 +158,21 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
   for (const Usage& u : f.usages) {
     std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
+    if (u.pair >= 0) {  // its partner stays alone on the link
+      const LinkFlowEntry& partner = list[u.position == 0 ? 1 : 0];
+      unpair_link(list[u.position], partner);
+      flows[partner.slot].private_caps.add(flows[partner.slot].usages[partner.usage].cap);
+    }
     list[u.position] = list.back();
     list.pop_back();
     if (u.position < list.size()) {
       const LinkFlowEntry moved = list[u.position];
       flows[moved.slot].usages[moved.usage].position = u.position;
     }
-    if (list.size() == 1) mark_private(list.front().slot, list.front().usage);
+    on_link_left(u.link);
     if (mark_links_dirty) mark_dirty(u.link);
   }
+  MEGASIM_ASSERT(f.pairs.empty(), "a flow left its links but not its pair groups");
   f.usages.clear();
   f.shared.clear();
   f.private_caps.entries.clear();

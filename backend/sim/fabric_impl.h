@@ -41,7 +41,8 @@ struct Usage {
   topo::LinkId link;
   double weight = 0;
   std::uint32_t position = 0;
-  std::int32_t shared_index = -1;  // position in the flow's shared list; -1: the flow is alone here
+  std::int32_t shared_index = -1;  // position in the flow's shared list; -1: alone here or paired
+  std::int32_t pair = -1;          // the PairGroup of the link when the flow is paired on it
   double cap = 0;                  // capacity / weight (the flow's cap from this link alone)
 };
 
@@ -55,6 +56,25 @@ struct PrivateCaps {
   void add(double cap);
   void remove(double cap);           // precondition: present
   [[nodiscard]] double min() const;  // +infinity when empty
+};
+
+// Two flows that cross some links together and alone, with the same weight on each (the two NCCL
+// channels of a ring on its NIC cables). On such a link w (r_a + r_b) <= c is the only constraint,
+// so all of them act as one link of the pair: r_a + r_b <= the smallest cap (c / w) among them. A
+// group lives while the pair has at least one such link.
+struct PairGroup {
+  std::uint32_t a = 0;  // flow slots, a < b
+  std::uint32_t b = 0;
+  PrivateCaps caps;     // one entry per link of the pair
+  bool active = false;
+  [[nodiscard]] std::uint32_t partner(std::uint32_t slot) const { return slot == a ? b : a; }
+};
+
+// The last constraint found to be a flow's bottleneck: a link, or a pair group (a hint, checked on
+// use; a group id may have been reused since).
+struct BottleneckHint {
+  topo::LinkId link;
+  std::int32_t pair = -1;
 };
 
 struct LaneResult {
@@ -80,10 +100,11 @@ struct FlowState {
   std::vector<LaneRoute> lanes;
   std::vector<Segment> segments;
   std::vector<Usage> usages;          // sorted by link, one entry per link
-  std::vector<std::uint32_t> shared;  // indices of the usages on links other flows cross too
-  PrivateCaps private_caps;           // caps of the other usages (fabric_sharing.cc)
+  std::vector<std::uint32_t> shared;  // indices of the usages on links shared but not as a pair
+  std::vector<std::uint32_t> pairs;   // the PairGroups it belongs to
+  PrivateCaps private_caps;           // caps of the usages on links it crosses alone (fabric_sharing.cc)
   std::uint32_t check_stamp = 0;      // region solve: checked in this round
-  topo::LinkId bottleneck;            // the last link found to be its bottleneck (a hint, checked on use)
+  BottleneckHint bottleneck;
   sim::SimTime latency = -1;          // path_latency() of the current routes; -1: not known yet
 };
 
@@ -145,9 +166,10 @@ struct LinkMark {
 inline constexpr double kRateTolerance = 1e-9;
 
 // Working memory of the region solve (fabric_local_solve.cc), indexed by the region's local link
-// numbers (LinkMark::local).
+// numbers (LinkMark::local): shared links and pair groups.
 struct RegionScratch {
-  std::vector<topo::LinkId> links;     // the shared links of R's flows
+  std::vector<topo::LinkId> links;     // the shared links of R's flows; invalid for a pair group
+  std::vector<std::int32_t> pair;      // the pair group of a local link; -1 for a real link
   std::vector<std::uint32_t> inside;   // per link: how many of its flows are in R
   std::vector<double> capacity;        // per link: its capacity now
   std::vector<double> caps;            // per flow of R: its cap from the links it crosses alone
@@ -173,6 +195,7 @@ struct Fabric::Impl {
   // Whether a new flow fits in spare capacity without changing any other rate; sets admitted_rate.
   bool admit_without_resolve(std::uint32_t slot);
   [[nodiscard]] bool is_bottleneck_of(topo::LinkId l, std::uint32_t slot) const;
+  [[nodiscard]] bool is_pair_bottleneck_of(std::int32_t pair, std::uint32_t slot) const;
   void settle(FlowState& f);
   [[nodiscard]] double remaining_now(const FlowState& f) const;
   void credit_carried(FlowState& f);
@@ -205,14 +228,22 @@ struct Fabric::Impl {
   void next_epoch();
   // fabric_sharing.cc
   [[nodiscard]] double usage_cap(const Usage& u) const;
+  // Classifies usages as the number of flows on their link changes (enter_usages, uninstall_usages).
+  void on_link_joined(std::uint32_t slot, std::uint32_t usage);
+  void on_link_left(topo::LinkId l);
   void mark_shared(std::uint32_t slot, std::uint32_t usage);
   void mark_private(std::uint32_t slot, std::uint32_t usage);
+  void pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y);
+  void unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y);
+  void add_shared(std::uint32_t slot, std::uint32_t usage);
+  void remove_shared(std::uint32_t slot, std::uint32_t usage);
   void before_capacity_change(topo::LinkId l);
   void after_capacity_change(topo::LinkId l);
   // fabric_local_solve.cc: solves the region around the dirty links into component_flows / rates;
   // false when the whole component must be solved instead.
   bool recompute_region();
   bool region_add_link(topo::LinkId l);
+  bool region_add_pair(std::uint32_t pair);
   bool region_add_flow(std::uint32_t slot);
   bool build_region_problem();
   void region_loads();
@@ -275,6 +306,11 @@ struct Fabric::Impl {
   std::vector<Segment> segment_scratch;
   std::vector<Usage> usage_scratch;
   RegionScratch region;
+  // Pair groups by id (ids reused through free_pairs), found by their slots (a << 32 | b).
+  std::vector<PairGroup> pair_groups;
+  std::vector<LinkMark> pair_mark;  // by group id: region stamps, as link_mark
+  std::vector<std::uint32_t> free_pairs;
+  std::unordered_map<std::uint64_t, std::uint32_t> pair_of_slots;
   // ECMP and spray routes of flows under the current membership, by first lane: a communicator's
   // transfers reuse their connections, and so their paths, all iteration (adaptive routes depend on
   // the load and are not kept). Cleared when the membership changes.

@@ -3,9 +3,10 @@
 // A component joined by long ring flows spans most of a large fabric, but a change (flows started
 // or finished, a link's capacity changed) moves the rates of few flows. The region solve:
 //   1. starts a region R with the flows on the changed links;
-//   2. solves max-min over R alone: each flow of R crosses its shared links (fabric_sharing.cc),
-//      whose capacities are reduced by the load of the flows outside R at their current rates, and
-//      one virtual link of its own whose capacity is the smallest cap of the links it crosses alone;
+//   2. solves max-min over R alone: each flow of R crosses its shared links and the one link of each
+//      of its pair groups (fabric_sharing.cc), whose capacities are reduced by the load of the flows
+//      outside R at their current rates, and one virtual link of its own whose capacity is the
+//      smallest cap of the links it crosses alone;
 //   3. checks the bottleneck characterisation of max-min fairness (Bertsekas & Gallager, "Data
 //      Networks" §6.5.2: feasible, and every flow has a saturated link on which no flow has a higher
 //      rate; that allocation is unique) for every flow the re-solve could affect: each flow of R, and
@@ -38,12 +39,29 @@ bool Fabric::Impl::region_add_link(topo::LinkId l) {
   m.epoch = epoch;
   m.local = static_cast<std::uint32_t>(region.links.size());
   region.links.push_back(l);
+  region.pair.push_back(-1);
   region.capacity.push_back(capacity);
   region.inside.push_back(0);
   return true;
 }
 
-// Adds a flow to R with its shared links; false for a flow the region solve does not handle.
+// Adds a pair group to the region as one link of capacity its smallest cap; false for a dead link.
+bool Fabric::Impl::region_add_pair(std::uint32_t pair) {
+  LinkMark& m = pair_mark[pair];
+  if (m.epoch == epoch) return true;
+  const double capacity = pair_groups[pair].caps.min();
+  if (capacity <= 0) return false;
+  m.epoch = epoch;
+  m.local = static_cast<std::uint32_t>(region.links.size());
+  region.links.emplace_back();
+  region.pair.push_back(static_cast<std::int32_t>(pair));
+  region.capacity.push_back(capacity);
+  region.inside.push_back(0);
+  return true;
+}
+
+// Adds a flow to R with its shared links and pair groups; false for a flow the region solve does not
+// handle.
 bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
   if (flow_epoch[slot] == epoch) return true;
   const FlowState& f = flows[slot];
@@ -54,6 +72,10 @@ bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
     const topo::LinkId l = f.usages[i].link;
     if (!region_add_link(l)) return false;
     ++region.inside[link_mark[l.index()].local];
+  }
+  for (const std::uint32_t pair : f.pairs) {
+    if (!region_add_pair(pair)) return false;
+    ++region.inside[pair_mark[pair].local];
   }
   return true;
 }
@@ -67,9 +89,22 @@ bool Fabric::Impl::build_region_problem() {
   region.outside_max.assign(n, 0.0);
   problem.clear();
   for (std::size_t i = 0; i < n; ++i) {
-    const topo::LinkId l = region.links[i];
     double load = 0, fastest = 0;
-    const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
+    if (region.pair[i] >= 0) {
+      if (region.inside[i] == 2) {
+        problem.add_link(region.capacity[i]);
+        continue;
+      }
+      const PairGroup& g = pair_groups[static_cast<std::size_t>(region.pair[i])];
+      const std::uint32_t outside = flow_epoch[g.a] == epoch ? g.b : g.a;
+      if (flows[outside].rate <= 0) return false;  // unsolved or stalled neighbour: full solve
+      load = fastest = flows[outside].rate;
+      region.outside_load[i] = load;
+      region.outside_max[i] = fastest;
+      problem.add_link(std::max(0.0, region.capacity[i] - load));
+      continue;
+    }
+    const std::vector<LinkFlowEntry>& list = link_flows[region.links[i].index()];
     if (list.size() == region.inside[i]) {  // every flow on it is in R: nothing outside to hold
       problem.add_link(region.capacity[i]);
       continue;
@@ -90,6 +125,7 @@ bool Fabric::Impl::build_region_problem() {
     for (const std::uint32_t i : f.shared) {
       problem.add_usage(link_mark[f.usages[i].link.index()].local, f.usages[i].weight);
     }
+    for (const std::uint32_t pair : f.pairs) problem.add_usage(pair_mark[pair].local, 1.0);
     const double cap = f.private_caps.min();
     region.caps.push_back(cap);
     if (std::isfinite(cap)) problem.add_usage(problem.add_link(cap), 1.0);
@@ -115,6 +151,12 @@ void Fabric::Impl::region_loads() {
       region.r_max[local] = std::max(region.r_max[local], rate);
       if (moved) region.changed[local] = 1;
     }
+    for (const std::uint32_t pair : f.pairs) {
+      const std::uint32_t local = pair_mark[pair].local;
+      region.r_load[local] += rate;
+      region.r_max[local] = std::max(region.r_max[local], rate);
+      if (moved) region.changed[local] = 1;
+    }
   }
 }
 
@@ -135,7 +177,7 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
     const std::uint32_t local = link_mark[l.index()].local;
     if (!region_link_saturated(local)) continue;
     if (region.outside_max[local] <= limit && region.r_max[local] <= limit) {
-      f.bottleneck = l;
+      f.bottleneck = {l, -1};
       return true;
     }
     if (region.outside_max[local] <= limit) continue;
@@ -146,6 +188,17 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
       }
     }
   }
+  for (const std::uint32_t pair : f.pairs) {
+    const std::uint32_t local = pair_mark[pair].local;
+    if (!region_link_saturated(local)) continue;
+    if (region.outside_max[local] <= limit && region.r_max[local] <= limit) {
+      f.bottleneck = {{}, static_cast<std::int32_t>(pair)};
+      return true;
+    }
+    if (region.outside_max[local] <= limit) continue;
+    region.joining.push_back(pair_groups[pair].partner(component_flows[index]));  // the faster one, outside R
+    queued = true;
+  }
   return queued;
 }
 
@@ -154,17 +207,33 @@ bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
   FlowState& g = flows[slot];
   if (g.rate >= g.private_caps.min() * (1 - kRateTolerance)) return true;  // at its cap
   const double limit = g.rate * (1 + kRateTolerance);
-  const auto is_bottleneck = [&](topo::LinkId l) {
-    const LinkMark& m = link_mark[l.index()];
-    if (m.epoch != epoch) return is_bottleneck_of(l, slot);
-    const std::uint32_t local = m.local;
+  const auto region_bottleneck = [&](std::uint32_t local) {
     return region_link_saturated(local) && region.outside_max[local] <= limit && region.r_max[local] <= limit;
   };
-  if (g.bottleneck.valid() && is_bottleneck(g.bottleneck)) return true;
+  const auto is_bottleneck = [&](topo::LinkId l) {
+    const LinkMark& m = link_mark[l.index()];
+    return m.epoch != epoch ? is_bottleneck_of(l, slot) : region_bottleneck(m.local);
+  };
+  const auto is_pair_bottleneck = [&](std::uint32_t pair) {
+    const LinkMark& m = pair_mark[pair];
+    return m.epoch != epoch ? is_pair_bottleneck_of(static_cast<std::int32_t>(pair), slot) : region_bottleneck(m.local);
+  };
+  const BottleneckHint hint = g.bottleneck;
+  if (hint.pair >= 0 ? std::ranges::find(g.pairs, static_cast<std::uint32_t>(hint.pair)) != g.pairs.end() &&
+                           is_pair_bottleneck(static_cast<std::uint32_t>(hint.pair))
+                     : hint.link.valid() && is_bottleneck(hint.link)) {
+    return true;
+  }
   for (const std::uint32_t k : g.shared) {
     const topo::LinkId l = g.usages[k].link;
-    if (l != g.bottleneck && is_bottleneck(l)) {
-      g.bottleneck = l;
+    if (l != hint.link && is_bottleneck(l)) {
+      g.bottleneck = {l, -1};
+      return true;
+    }
+  }
+  for (const std::uint32_t pair : g.pairs) {
+    if (static_cast<std::int32_t>(pair) != hint.pair && is_pair_bottleneck(pair)) {
+      g.bottleneck = {{}, static_cast<std::int32_t>(pair)};
       return true;
     }
   }
@@ -175,6 +244,7 @@ bool Fabric::Impl::recompute_region() {
   next_epoch();
   component_flows.clear();
   region.links.clear();
+  region.pair.clear();
   region.inside.clear();
   region.capacity.clear();
   for (const topo::LinkId l : dirty_links) {
@@ -195,17 +265,25 @@ bool Fabric::Impl::recompute_region() {
       for (FlowState& f : flows) f.check_stamp = 0;
       region.check_stamp = 1;
     }
+    const auto check_outside = [&](std::uint32_t slot) {
+      if (flow_epoch[slot] == epoch) return;
+      FlowState& g = flows[slot];
+      if (g.check_stamp == region.check_stamp) return;
+      g.check_stamp = region.check_stamp;
+      if (!outside_flow_keeps_bottleneck(slot)) region.joining.push_back(slot);
+    };
     for (std::size_t local = 0; local < region.links.size(); ++local) {
       if (region.changed[local] == 0) continue;
+      if (region.pair[local] >= 0) {
+        if (region.inside[local] == 2) continue;
+        const PairGroup& g = pair_groups[static_cast<std::size_t>(region.pair[local])];
+        check_outside(g.a);
+        check_outside(g.b);
+        continue;
+      }
       const std::vector<LinkFlowEntry>& list = link_flows[region.links[local].index()];
       if (list.size() == region.inside[local]) continue;  // no flow outside R on it
-      for (const LinkFlowEntry& e : list) {
-        if (flow_epoch[e.slot] == epoch) continue;
-        FlowState& g = flows[e.slot];
-        if (g.check_stamp == region.check_stamp) continue;
-        g.check_stamp = region.check_stamp;
-        if (!outside_flow_keeps_bottleneck(e.slot)) region.joining.push_back(e.slot);
-      }
+      for (const LinkFlowEntry& e : list) check_outside(e.slot);
     }
     if (region.joining.empty()) {
       for (const topo::LinkId l : dirty_links) links[l.index()].dirty = false;

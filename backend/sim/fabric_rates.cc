@@ -61,6 +61,7 @@ void Fabric::Impl::collect_component() {
 void Fabric::Impl::next_epoch() {
   if (++epoch == 0) {  // wrapped: clear the stamps so none matches the new epoch by accident
     for (LinkMark& m : link_mark) m.epoch = 0;
+    for (LinkMark& m : pair_mark) m.epoch = 0;
     std::fill(flow_epoch.begin(), flow_epoch.end(), 0);
     epoch = 1;
   }

@@ -26,6 +26,18 @@ bool Fabric::Impl::is_bottleneck_of(topo::LinkId l, std::uint32_t slot) const {
   return load >= links[l.index()].capacity() * (1 - kRateTolerance);
 }
 
+// The pair group's links bind `slot` (one of its two flows): they are saturated, r_a + r_b at the
+// smallest cap, and neither flow is faster. False for a group that ended or is another pair's now.
+bool Fabric::Impl::is_pair_bottleneck_of(std::int32_t pair, std::uint32_t slot) const {
+  const PairGroup& g = pair_groups[static_cast<std::size_t>(pair)];
+  if (!g.active || (g.a != slot && g.b != slot)) return false;
+  const double limit = flows[slot].rate * (1 + kRateTolerance);
+  const double ra = flows[g.a].rate;
+  const double rb = flows[g.b].rate;
+  if (ra > limit || rb > limit) return false;
+  return ra + rb >= g.caps.min() * (1 - kRateTolerance);
+}
+
 bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
   if (recompute_pending) return false;  // rates are about to change anyway: they are not current
   const FlowState& f = flows[slot];
@@ -47,11 +59,24 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
       const auto elsewhere = [&](topo::LinkId l) {
         return removal_link_mark[l.index()] != removal_epoch && is_bottleneck_of(l, e.slot);
       };
-      if (g.bottleneck.valid() && elsewhere(g.bottleneck)) continue;
+      // A pair group of g without f crosses none of f's links.
+      const auto pair_elsewhere = [&](std::int32_t pair) {
+        const PairGroup& p = pair_groups[static_cast<std::size_t>(pair)];
+        return p.a != slot && p.b != slot && is_pair_bottleneck_of(pair, e.slot);
+      };
+      const BottleneckHint hint = g.bottleneck;
+      if (hint.pair >= 0 ? pair_elsewhere(hint.pair) : hint.link.valid() && elsewhere(hint.link)) continue;
+      const auto pair = std::find_if(g.pairs.begin(), g.pairs.end(), [&](std::uint32_t p) {
+        return static_cast<std::int32_t>(p) != hint.pair && pair_elsewhere(static_cast<std::int32_t>(p));
+      });
+      if (pair != g.pairs.end()) {
+        g.bottleneck = {{}, static_cast<std::int32_t>(*pair)};
+        continue;
+      }
       const auto found = std::find_if(g.usages.begin(), g.usages.end(),
-                                      [&](const Usage& gu) { return gu.link != g.bottleneck && elsewhere(gu.link); });
+                                      [&](const Usage& gu) { return gu.link != hint.link && elsewhere(gu.link); });
       if (found == g.usages.end()) return false;
-      g.bottleneck = found->link;
+      g.bottleneck = {found->link, -1};
     }
   }
   return true;

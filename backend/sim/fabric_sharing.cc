@@ -1,15 +1,19 @@
 // Which of a flow's links it shares. A link crossed by one flow only (most links of a long ring
 // flow: its NIC cables and ToR ports that no other transfer uses at the moment) just caps that
-// flow's rate; it takes no part in how flows share bandwidth. Each flow keeps the list of its usages
-// on shared links (two or more flows) and, for the others, the multiset of their caps (capacity /
-// weight), so the region solve (fabric_local_solve.cc) works on shared links plus one cap per flow,
-// at a cost that follows the contention rather than the flow's length. Kept exact as flows enter
-// and leave links (a link turns shared at its second flow, private again at its last) and as
-// capacities change.
+// flow's rate; it takes no part in how flows share bandwidth. A link crossed by exactly two flows
+// with the same weight there (the two NCCL channels of a ring share every NIC cable of the ring)
+// only bounds the sum of their rates, so all such links of a pair act as one link of a PairGroup.
+// Each flow keeps the list of its usages on the other shared links, its pair groups, and the
+// multiset of the caps (capacity / weight) of its private links, so the region solve
+// (fabric_local_solve.cc) works on shared links, one link per pair and one cap per flow, at a cost
+// that follows the contention rather than the flows' length. Kept exact as flows enter and leave
+// links (a link turns shared or paired at its second flow, shared at its third, paired or private
+// again as flows leave) and as capacities change.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
 #include "backend/sim/fabric_impl.h"
 #include "sim/error.h"
@@ -48,34 +52,144 @@ double Fabric::Impl::usage_cap(const Usage& u) const {
   return links[u.link.index()].capacity() / u.weight;
 }
 
-void Fabric::Impl::mark_shared(std::uint32_t slot, std::uint32_t usage) {
+void Fabric::Impl::add_shared(std::uint32_t slot, std::uint32_t usage) {
   FlowState& f = flows[slot];
-  Usage& u = f.usages[usage];
-  if (u.shared_index >= 0) return;
-  f.private_caps.remove(u.cap);
-  u.shared_index = static_cast<std::int32_t>(f.shared.size());
+  f.usages[usage].shared_index = static_cast<std::int32_t>(f.shared.size());
   f.shared.push_back(usage);
 }
 
-void Fabric::Impl::mark_private(std::uint32_t slot, std::uint32_t usage) {
+void Fabric::Impl::remove_shared(std::uint32_t slot, std::uint32_t usage) {
   FlowState& f = flows[slot];
   Usage& u = f.usages[usage];
-  if (u.shared_index < 0) return;
   const auto index = static_cast<std::size_t>(u.shared_index);
   f.shared[index] = f.shared.back();
   f.shared.pop_back();
   if (index < f.shared.size()) f.usages[f.shared[index]].shared_index = static_cast<std::int32_t>(index);
   u.shared_index = -1;
-  f.private_caps.add(u.cap);
+}
+
+void Fabric::Impl::mark_shared(std::uint32_t slot, std::uint32_t usage) {
+  flows[slot].private_caps.remove(flows[slot].usages[usage].cap);
+  add_shared(slot, usage);
+}
+
+void Fabric::Impl::mark_private(std::uint32_t slot, std::uint32_t usage) {
+  remove_shared(slot, usage);
+  flows[slot].private_caps.add(flows[slot].usages[usage].cap);
+}
+
+// Puts the link of entries x and y (its only two flows, equal weights) in their pair group,
+// creating the group at the pair's first link.
+void Fabric::Impl::pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
+  const std::uint32_t a = std::min(x.slot, y.slot);
+  const std::uint32_t b = std::max(x.slot, y.slot);
+  const std::uint64_t key = static_cast<std::uint64_t>(a) << 32 | b;
+  auto [it, created] = pair_of_slots.try_emplace(key, 0);
+  if (created) {
+    if (free_pairs.empty()) {
+      pair_groups.emplace_back();
+      pair_mark.emplace_back();
+      it->second = static_cast<std::uint32_t>(pair_groups.size() - 1);
+    } else {
+      it->second = free_pairs.back();
+      free_pairs.pop_back();
+    }
+    PairGroup& g = pair_groups[it->second];
+    g.a = a;
+    g.b = b;
+    g.active = true;
+    flows[a].pairs.push_back(it->second);
+    flows[b].pairs.push_back(it->second);
+  }
+  Usage& ux = flows[x.slot].usages[x.usage];
+  Usage& uy = flows[y.slot].usages[y.usage];
+  pair_groups[it->second].caps.add(ux.cap);
+  ux.pair = uy.pair = static_cast<std::int32_t>(it->second);
+}
+
+// Takes the link of entries x and y out of their pair group; the group ends with its last link.
+void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
+  Usage& ux = flows[x.slot].usages[x.usage];
+  Usage& uy = flows[y.slot].usages[y.usage];
+  const auto id = static_cast<std::uint32_t>(ux.pair);
+  MEGASIM_ASSERT(ux.pair >= 0 && uy.pair == ux.pair, "unpairing a link that is not a pair's");
+  ux.pair = uy.pair = -1;
+  PairGroup& g = pair_groups[id];
+  g.caps.remove(ux.cap);
+  if (!g.caps.entries.empty()) return;
+  pair_of_slots.erase(static_cast<std::uint64_t>(g.a) << 32 | g.b);
+  for (const std::uint32_t slot : {g.a, g.b}) {
+    std::vector<std::uint32_t>& pairs = flows[slot].pairs;
+    const auto at = std::find(pairs.begin(), pairs.end(), id);
+    MEGASIM_ASSERT(at != pairs.end(), "a flow lost track of its pair group");
+    *at = pairs.back();
+    pairs.pop_back();
+  }
+  g.active = false;
+  free_pairs.push_back(id);
+}
+
+// The usage's flow was just appended to its link's list: classify it, and the flows already there.
+void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
+  FlowState& f = flows[slot];
+  Usage& u = f.usages[usage];
+  u.shared_index = -1;
+  u.pair = -1;
+  const std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
+  if (list.size() == 1) {
+    f.private_caps.add(u.cap);
+    return;
+  }
+  if (list.size() == 2) {
+    const LinkFlowEntry& other = list.front();
+    const Usage& o = flows[other.slot].usages[other.usage];
+    if (o.weight == u.weight) {
+      flows[other.slot].private_caps.remove(o.cap);
+      pair_link(other, list.back());
+    } else {
+      mark_shared(other.slot, other.usage);
+      add_shared(slot, usage);
+    }
+    return;
+  }
+  if (list.size() == 3 && flows[list[0].slot].usages[list[0].usage].pair >= 0) {
+    unpair_link(list[0], list[1]);
+    add_shared(list[0].slot, list[0].usage);
+    add_shared(list[1].slot, list[1].usage);
+  }
+  add_shared(slot, usage);
+}
+
+// A flow just left link l (its entry is gone from the list): the flows left there are reclassified.
+// A flow paired on l is unpaired by the caller before it leaves.
+void Fabric::Impl::on_link_left(topo::LinkId l) {
+  const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
+  if (list.size() == 1) {
+    const Usage& u = flows[list.front().slot].usages[list.front().usage];
+    if (u.shared_index >= 0) mark_private(list.front().slot, list.front().usage);
+    return;
+  }
+  if (list.size() != 2) return;
+  const LinkFlowEntry& x = list[0];
+  const LinkFlowEntry& y = list[1];
+  if (flows[x.slot].usages[x.usage].weight != flows[y.slot].usages[y.usage].weight) return;
+  remove_shared(x.slot, x.usage);
+  remove_shared(y.slot, y.usage);
+  pair_link(x, y);
 }
 
 // Around a capacity change of link l: every usage's cap on it moves with the capacity (and the
-// private cap of a flow alone on it); cached routes carry caps, so they are dropped.
+// private cap of a flow alone on it, or the pair's cap); cached routes carry caps, so they are
+// dropped.
 void Fabric::Impl::before_capacity_change(topo::LinkId l) {
   const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
-  if (list.size() != 1) return;
-  FlowState& f = flows[list.front().slot];
-  f.private_caps.remove(f.usages[list.front().usage].cap);
+  if (list.size() == 1) {
+    FlowState& f = flows[list.front().slot];
+    f.private_caps.remove(f.usages[list.front().usage].cap);
+  } else if (list.size() == 2) {
+    const Usage& u = flows[list[0].slot].usages[list[0].usage];
+    if (u.pair >= 0) pair_groups[static_cast<std::size_t>(u.pair)].caps.remove(u.cap);
+  }
 }
 
 void Fabric::Impl::after_capacity_change(topo::LinkId l) {
@@ -85,27 +199,58 @@ void Fabric::Impl::after_capacity_change(topo::LinkId l) {
     Usage& u = flows[e.slot].usages[e.usage];
     u.cap = usage_cap(u);
   }
-  if (list.size() == 1)
+  if (list.size() == 1) {
     flows[list.front().slot].private_caps.add(flows[list.front().slot].usages[list.front().usage].cap);
+  } else if (list.size() == 2) {
+    const Usage& u = flows[list[0].slot].usages[list[0].usage];
+    if (u.pair >= 0) pair_groups[static_cast<std::size_t>(u.pair)].caps.add(u.cap);
+  }
 }
 
-// Recounts every active flow's shared list and private caps from the link lists (tests, through
-// Fabric::check_rates).
+namespace {
+
+// Whether two cap multisets hold the same values with the same counts.
+bool same_caps(const PrivateCaps& x, const PrivateCaps& y) {
+  if (x.entries.size() != y.entries.size()) return false;
+  return std::ranges::all_of(x.entries, [&](const PrivateCaps::Entry& e) {
+    const auto it = std::ranges::find_if(y.entries, [&](const PrivateCaps::Entry& g) { return g.cap == e.cap; });
+    return it != y.entries.end() && it->count == e.count;
+  });
+}
+
+}  // namespace
+
+// Recounts every active flow's shared list, pair groups and private caps from the link lists (tests,
+// through Fabric::check_rates).
 std::string Fabric::Impl::check_sharing() const {
-  for (const FlowState& f : flows) {
+  std::unordered_map<std::int32_t, PrivateCaps> expected_pair_caps;
+  for (std::uint32_t slot = 0; slot < flows.size(); ++slot) {
+    const FlowState& f = flows[slot];
     if (!f.active) continue;
     PrivateCaps expected;
     std::size_t shared = 0;
+    std::vector<std::uint32_t> pairs;
     for (std::size_t i = 0; i < f.usages.size(); ++i) {
       const Usage& u = f.usages[i];
-      const bool alone = link_flows[u.link.index()].size() == 1;
-      if (alone != (u.shared_index < 0)) {
-        return fmt::format("flow {}: link {} marked {} but crossed by {} flows", f.id.value, u.link.value,
-                           alone ? "shared" : "private", link_flows[u.link.index()].size());
-      }
+      const std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
       if (u.cap != usage_cap(u)) return fmt::format("flow {}: stale cap on link {}", f.id.value, u.link.value);
+      const bool alone = list.size() == 1;
+      const bool paired = list.size() == 2 && flows[list[0].slot].usages[list[0].usage].weight ==
+                                                  flows[list[1].slot].usages[list[1].usage].weight;
+      if (alone != (u.shared_index < 0 && u.pair < 0) || paired != (u.pair >= 0) ||
+          (u.shared_index >= 0) != (!alone && !paired)) {
+        return fmt::format("flow {}: link {} misclassified (crossed by {} flows)", f.id.value, u.link.value, list.size());
+      }
       if (alone) {
         expected.add(usage_cap(u));
+      } else if (paired) {
+        const PairGroup& g = pair_groups.at(static_cast<std::size_t>(u.pair));
+        const std::uint32_t other = list[0].slot == slot ? list[1].slot : list[0].slot;
+        if (!g.active || std::min(slot, other) != g.a || std::max(slot, other) != g.b)
+          return fmt::format("flow {}: link {} in the wrong pair group", f.id.value, u.link.value);
+        if (slot == g.a) expected_pair_caps[u.pair].add(usage_cap(u));
+        if (std::ranges::find(pairs, static_cast<std::uint32_t>(u.pair)) == pairs.end())
+          pairs.push_back(static_cast<std::uint32_t>(u.pair));
       } else {
         ++shared;
         if (f.shared.at(static_cast<std::size_t>(u.shared_index)) != i)
@@ -113,15 +258,21 @@ std::string Fabric::Impl::check_sharing() const {
       }
     }
     if (shared != f.shared.size()) return fmt::format("flow {}: shared list has stale entries", f.id.value);
-    for (const PrivateCaps::Entry& e : expected.entries) {
-      const auto it = std::find_if(f.private_caps.entries.begin(), f.private_caps.entries.end(),
-                                   [&](const PrivateCaps::Entry& g) { return g.cap == e.cap; });
-      if (it == f.private_caps.entries.end() || it->count != e.count)
-        return fmt::format("flow {}: private caps out of step", f.id.value);
-    }
-    if (expected.entries.size() != f.private_caps.entries.size())
-      return fmt::format("flow {}: private caps have stale entries", f.id.value);
+    if (!same_caps(expected, f.private_caps)) return fmt::format("flow {}: private caps out of step", f.id.value);
+    std::vector<std::uint32_t> listed = f.pairs;
+    std::ranges::sort(listed);
+    std::ranges::sort(pairs);
+    if (listed != pairs) return fmt::format("flow {}: pair group list out of step", f.id.value);
   }
+  std::size_t active_groups = 0;
+  for (std::size_t id = 0; id < pair_groups.size(); ++id) {
+    if (!pair_groups[id].active) continue;
+    ++active_groups;
+    const auto it = expected_pair_caps.find(static_cast<std::int32_t>(id));
+    if (it == expected_pair_caps.end() || !same_caps(it->second, pair_groups[id].caps))
+      return fmt::format("pair group {}: caps out of step", id);
+  }
+  if (active_groups != pair_of_slots.size()) return "pair groups and their index disagree";
   return "";
 }
 

@@ -2,7 +2,9 @@
 // recomputation, byte conservation, determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "backend/sim/fabric.h"
 #include "fabric_test_util.h"
@@ -34,6 +36,31 @@ Workload random_workload(std::uint64_t seed) {
     spec.bytes_per_lane = 1e7 + 1e8 * rng.uniform01();
     w.specs.push_back(std::move(spec));
     w.starts.push_back(static_cast<sim::SimTime>(rng.uniform_int(20 * sim::kMillisecond)));
+  }
+  return w;
+}
+
+// random_workload plus four rings of 16 GPUs with two channels each, the pattern of a DP
+// collective: each channel is one flow whose lanes are the ring's edges, and the two channels share
+// every NIC cable (paired links, fabric_sharing.cc) until a random flow joins one.
+Workload ring_workload(std::uint64_t seed) {
+  Workload w = random_workload(seed);
+  sim::Rng rng(seed + 1);
+  for (int ring = 0; ring < 4; ++ring) {
+    std::vector<std::int32_t> members;
+    for (int i = 0; i < 16; ++i) members.push_back(static_cast<std::int32_t>(rng.uniform_int(64)));
+    std::ranges::sort(members);
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    for (std::uint32_t channel = 0; channel < 2; ++channel) {
+      FlowSpec spec;
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        spec.lanes.push_back({topo::GpuId(members[i]), topo::GpuId(members[(i + 1) % members.size()]),
+                              static_cast<std::uint32_t>(100 + 2 * ring) + channel});
+      }
+      spec.bytes_per_lane = 2e8 + 2e8 * rng.uniform01();
+      w.specs.push_back(std::move(spec));
+      w.starts.push_back(static_cast<sim::SimTime>(rng.uniform_int(4 * sim::kMillisecond)));
+    }
   }
   return w;
 }
@@ -131,6 +158,27 @@ TEST_P(FabricInvariants, RegionSolveAgreesWithComponentSolve) {
   params.region_solve = false;
   const RunResult component = run(w, params);
   EXPECT_EQ(component.region_solves, 0u);
+  ASSERT_EQ(region.records.size(), component.records.size());
+  for (std::size_t i = 0; i < region.records.size(); ++i) {
+    EXPECT_EQ(region.records[i].id, component.records[i].id);
+    EXPECT_NEAR(static_cast<double>(region.records[i].end), static_cast<double>(component.records[i].end), 2.0)
+        << "flow " << i;
+  }
+}
+
+// Ring channels pair up on the links they alone share; flows joining and leaving those links break
+// and re-form the pairs. Max-min holds at every change and the region solve (which sees a pair's
+// links as one) agrees with the component solve (which sees every link).
+TEST_P(FabricInvariants, PairedRingChannelsStayMaxMinFair) {
+  FabricParams params;
+  params.routing = GetParam();
+  const Workload w = ring_workload(31);
+  const RunResult region = run(w, params);
+  EXPECT_TRUE(region.violations.empty()) << region.violations.front();
+  EXPECT_GT(region.region_solves, 0u);
+  params.region_solve = false;
+  const RunResult component = run(w, params);
+  ASSERT_EQ(region.records.size(), w.specs.size());
   ASSERT_EQ(region.records.size(), component.records.size());
   for (std::size_t i = 0; i < region.records.size(); ++i) {
     EXPECT_EQ(region.records[i].id, component.records[i].id);
