@@ -9,6 +9,7 @@
 //   fabric_links.cc    link capacity, failures, recovery and degradation
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -165,6 +166,8 @@ struct LinkMark {
 // fabric_local_solve.cc), far above the solver's rounding and far below any physical difference.
 inline constexpr double kRateTolerance = 1e-9;
 
+inline constexpr std::uint32_t kNoSlot = UINT32_MAX;  // no flow slot
+
 // Working memory of the region solve (fabric_local_solve.cc), indexed by the region's local link
 // numbers (LinkMark::local): shared links and pair groups.
 struct RegionScratch {
@@ -194,8 +197,9 @@ struct Fabric::Impl {
   bool removal_keeps_rates(std::uint32_t slot);
   // Whether a new flow fits in spare capacity without changing any other rate; sets admitted_rate.
   bool admit_without_resolve(std::uint32_t slot);
-  [[nodiscard]] bool is_bottleneck_of(topo::LinkId l, std::uint32_t slot) const;
+  [[nodiscard]] bool is_bottleneck_of(topo::LinkId l, std::uint32_t slot, std::uint32_t leaving = kNoSlot) const;
   [[nodiscard]] bool is_pair_bottleneck_of(std::int32_t pair, std::uint32_t slot) const;
+  bool has_bottleneck_without(std::uint32_t slot, std::uint32_t leaving);
   void settle(FlowState& f);
   [[nodiscard]] double remaining_now(const FlowState& f) const;
   void credit_carried(FlowState& f);
@@ -286,7 +290,6 @@ struct Fabric::Impl {
   std::uint64_t recomputations = 0;
   std::uint32_t epoch = 0;
   std::uint32_t removal_epoch = 0;  // stamps of removal_keeps_rates
-  std::vector<std::uint32_t> removal_link_mark;
   std::vector<std::uint32_t> removal_flow_mark;
   std::uint64_t skipped_recomputations = 0;
   std::uint64_t region_recomputations = 0;

@@ -15,12 +15,13 @@
 #include "backend/sim/fabric_impl.h"
 
 namespace megasim::backend {
-// Whether link l (not among the removed flow's links) is a bottleneck of the flow in `slot`.
-bool Fabric::Impl::is_bottleneck_of(topo::LinkId l, std::uint32_t slot) const {
+// Whether link l is a bottleneck of the flow in `slot`: saturated, and no flow on it faster. False
+// for a link the flow in `leaving` crosses (its capacity is about to be freed).
+bool Fabric::Impl::is_bottleneck_of(topo::LinkId l, std::uint32_t slot, std::uint32_t leaving) const {
   const double limit = flows[slot].rate * (1 + kRateTolerance);
   double load = 0;
   for (const LinkFlowEntry& e : link_flows[l.index()]) {
-    if (e.rate > limit) return false;
+    if (e.rate > limit || e.slot == leaving) return false;
     load += e.weight * e.rate;
   }
   return load >= links[l.index()].capacity() * (1 - kRateTolerance);
@@ -38,45 +39,60 @@ bool Fabric::Impl::is_pair_bottleneck_of(std::int32_t pair, std::uint32_t slot) 
   return ra + rb >= g.caps.min() * (1 - kRateTolerance);
 }
 
+// Whether the flow in `slot` has a bottleneck that `leaving` does not cross: a link it crosses alone
+// where it runs at its cap, one of its pair groups without `leaving`, or a shared link without it.
+// Tries the hint first and leaves the bottleneck found as the next hint.
+bool Fabric::Impl::has_bottleneck_without(std::uint32_t slot, std::uint32_t leaving) {
+  FlowState& g = flows[slot];
+  if (g.rate >= g.private_caps.min() * (1 - kRateTolerance)) return true;
+  const auto pair_holds = [&](std::int32_t pair) {
+    const PairGroup& p = pair_groups[static_cast<std::size_t>(pair)];
+    return p.a != leaving && p.b != leaving && is_pair_bottleneck_of(pair, slot);
+  };
+  const BottleneckHint hint = g.bottleneck;
+  if (hint.pair >= 0 ? pair_holds(hint.pair) : hint.link.valid() && is_bottleneck_of(hint.link, slot, leaving)) {
+    return true;
+  }
+  for (const std::uint32_t pair : g.pairs) {
+    if (static_cast<std::int32_t>(pair) != hint.pair && pair_holds(static_cast<std::int32_t>(pair))) {
+      g.bottleneck = {{}, static_cast<std::int32_t>(pair)};
+      return true;
+    }
+  }
+  for (const std::uint32_t k : g.shared) {
+    const topo::LinkId l = g.usages[k].link;
+    if (l != hint.link && is_bottleneck_of(l, slot, leaving)) {
+      g.bottleneck = {l, -1};
+      return true;
+    }
+  }
+  return false;
+}
+
+// The flows that share a link with the leaving flow are those on its shared links and its pair
+// partners; each must keep a bottleneck among the links the leaving flow does not cross.
 bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
   if (recompute_pending) return false;  // rates are about to change anyway: they are not current
   const FlowState& f = flows[slot];
+  if (f.shared.empty() && f.pairs.empty()) return true;  // it shares no link
   if (++removal_epoch == 0) {  // wrapped: clear the stamps so none matches by accident
-    std::fill(removal_link_mark.begin(), removal_link_mark.end(), 0);
     std::fill(removal_flow_mark.begin(), removal_flow_mark.end(), 0);
     removal_epoch = 1;
   }
-  removal_link_mark.resize(links.size(), 0);
   removal_flow_mark.resize(flows.size(), 0);
-  for (const Usage& u : f.usages) removal_link_mark[u.link.index()] = removal_epoch;
   removal_flow_mark[slot] = removal_epoch;
-  for (const Usage& u : f.usages) {
-    for (const LinkFlowEntry& e : link_flows[u.link.index()]) {
-      if (removal_flow_mark[e.slot] == removal_epoch) continue;
-      removal_flow_mark[e.slot] = removal_epoch;
-      if (e.rate <= 0) return false;  // stalled flows are left to the full solve
-      FlowState& g = flows[e.slot];
-      const auto elsewhere = [&](topo::LinkId l) {
-        return removal_link_mark[l.index()] != removal_epoch && is_bottleneck_of(l, e.slot);
-      };
-      // A pair group of g without f crosses none of f's links.
-      const auto pair_elsewhere = [&](std::int32_t pair) {
-        const PairGroup& p = pair_groups[static_cast<std::size_t>(pair)];
-        return p.a != slot && p.b != slot && is_pair_bottleneck_of(pair, e.slot);
-      };
-      const BottleneckHint hint = g.bottleneck;
-      if (hint.pair >= 0 ? pair_elsewhere(hint.pair) : hint.link.valid() && elsewhere(hint.link)) continue;
-      const auto pair = std::find_if(g.pairs.begin(), g.pairs.end(), [&](std::uint32_t p) {
-        return static_cast<std::int32_t>(p) != hint.pair && pair_elsewhere(static_cast<std::int32_t>(p));
-      });
-      if (pair != g.pairs.end()) {
-        g.bottleneck = {{}, static_cast<std::int32_t>(*pair)};
-        continue;
-      }
-      const auto found = std::find_if(g.usages.begin(), g.usages.end(),
-                                      [&](const Usage& gu) { return gu.link != hint.link && elsewhere(gu.link); });
-      if (found == g.usages.end()) return false;
-      g.bottleneck = {found->link, -1};
+  const auto keeps = [&](std::uint32_t neighbour) {
+    if (removal_flow_mark[neighbour] == removal_epoch) return true;
+    removal_flow_mark[neighbour] = removal_epoch;
+    if (flows[neighbour].rate <= 0) return false;  // stalled flows are left to the full solve
+    return has_bottleneck_without(neighbour, slot);
+  };
+  for (const std::uint32_t pair : f.pairs) {
+    if (!keeps(pair_groups[pair].partner(slot))) return false;
+  }
+  for (const std::uint32_t k : f.shared) {
+    for (const LinkFlowEntry& e : link_flows[f.usages[k].link.index()]) {
+      if (!keeps(e.slot)) return false;
     }
   }
   return true;
@@ -86,11 +102,26 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
 // capacity over its links (divided by its weight there) saturates its tightest link and touches no
 // other saturated link, so every other flow keeps its bottleneck. The new flow is bottlenecked on
 // that link if no flow there has a higher rate than r; then the allocation is max-min fair as it is.
+// Links it crosses alone have their whole capacity spare (the smallest of their caps bounds r, and
+// nobody there is faster); on a pair group's links the spare is cap - the partner's rate.
 bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
   const FlowState& f = flows[slot];
-  double rate = std::numeric_limits<double>::infinity();
-  topo::LinkId tightest;
-  for (const Usage& u : f.usages) {
+  double rate = f.private_caps.min();
+  if (!(rate > 0)) return false;  // a dead link
+  BottleneckHint tightest;        // none: a link it crosses alone
+  for (const std::uint32_t pair : f.pairs) {
+    const PairGroup& g = pair_groups[pair];
+    const double partner_rate = flows[g.partner(slot)].rate;
+    if (partner_rate < 0) return false;  // not yet solved
+    const double cap = g.caps.min();
+    if (cap - partner_rate <= cap * kRateTolerance) return false;
+    if (cap - partner_rate < rate) {
+      rate = cap - partner_rate;
+      tightest = {{}, static_cast<std::int32_t>(pair)};
+    }
+  }
+  for (const std::uint32_t k : f.shared) {
+    const Usage& u = f.usages[k];
     const double capacity = links[u.link.index()].capacity();
     double load = 0;
     for (const LinkFlowEntry& e : link_flows[u.link.index()]) {
@@ -102,12 +133,16 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
     if (spare <= capacity * kRateTolerance) return false;
     if (spare / u.weight < rate) {
       rate = spare / u.weight;
-      tightest = u.link;
+      tightest = {u.link, -1};
     }
   }
-  if (!tightest.valid()) return false;
-  for (const LinkFlowEntry& e : link_flows[tightest.index()]) {
-    if (e.slot != slot && e.rate > rate * (1 + kRateTolerance)) return false;
+  const double limit = rate * (1 + kRateTolerance);
+  if (tightest.pair >= 0) {
+    if (flows[pair_groups[static_cast<std::size_t>(tightest.pair)].partner(slot)].rate > limit) return false;
+  } else if (tightest.link.valid()) {
+    for (const LinkFlowEntry& e : link_flows[tightest.link.index()]) {
+      if (e.slot != slot && e.rate > limit) return false;
+    }
   }
   admitted_rate = rate;
   return true;
