@@ -133,6 +133,10 @@ double Fabric::link_load_bytes_per_s(topo::LinkId link) const {
 
 double Fabric::link_bytes_carried(topo::LinkId link) const {
   double carried = impl_->links[link.index()].carried;
+  for (const std::unique_ptr<CachedRoute>& r : impl_->route_store) {  // pending credits of cached routes
+    const auto u = std::ranges::lower_bound(r->usages, link, {}, &Usage::link);
+    if (u != r->usages.end() && u->link == link) carried += u->weight * r->pending_lane_bytes;
+  }
   for (const LinkFlowEntry& e : impl_->link_flows[link.index()]) {
     const FlowState& f = impl_->flows[e.slot];
     const double done = f.bytes_per_lane - impl_->remaining_now(f) - f.done_at_route_change;

@@ -73,22 +73,38 @@ double Fabric::Impl::remaining_now(const FlowState& f) const {
 void Fabric::Impl::credit_carried(FlowState& f) {
   const double done = f.bytes_per_lane - std::max(0.0, f.remaining);
   const double delta = done - f.done_at_route_change;
-  for (const Usage& u : f.usages) links[u.link.index()].carried += u.weight * delta;
+  if (f.route != nullptr) {
+    f.route->pending_lane_bytes += delta;
+  } else {
+    for (const Usage& u : f.usages) links[u.link.index()].carried += u.weight * delta;
+  }
   f.done_at_route_change = done;
+}
+
+void Fabric::Impl::clear_route_cache() {
+  for (const std::unique_ptr<CachedRoute>& r : route_store) {
+    for (const Usage& u : r->usages) links[u.link.index()].carried += u.weight * r->pending_lane_bytes;
+  }
+  for (FlowState& f : flows) f.route = nullptr;
+  route_cache.clear();
+  route_store.clear();
 }
 
 void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) {
   f.lanes.clear();
   f.segments.clear();
   f.latency = -1;
+  f.route = nullptr;
   const bool cacheable = params.routing != Routing::kAdaptive;  // adaptive paths depend on the load
   const LaneKey key{lanes.front().src.value, lanes.front().dst.value, lanes.front().connection};
   if (cacheable) {
-    if (const auto it = route_cache.find(key); it != route_cache.end() && it->second.lanes == lanes) {
-      f.lanes = it->second.routes;
-      f.segments = it->second.segments;
-      f.usages = it->second.usages;
-      f.latency = it->second.latency;
+    if (const auto it = route_cache.find(key); it != route_cache.end() && it->second->lanes == lanes) {
+      const CachedRoute& r = *it->second;
+      f.lanes = r.routes;
+      f.segments = r.segments;
+      f.usages = r.usages;
+      f.latency = r.latency;
+      f.route = it->second;
       return;
     }
   }
@@ -103,7 +119,10 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
   build_usages(f);
   if (cacheable && !f.stuck) {
     f.latency = path_latency(f);
-    route_cache.insert_or_assign(key, CachedRoute{lanes, f.lanes, f.segments, f.usages, f.latency});
+    // A route already cached under this key (other lanes) stays in the store for the flows using it.
+    route_store.push_back(std::make_unique<CachedRoute>(CachedRoute{lanes, f.lanes, f.segments, f.usages, f.latency}));
+    f.route = route_store.back().get();
+    route_cache.insert_or_assign(key, f.route);
   }
 }
 

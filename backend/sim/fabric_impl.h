@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -83,6 +84,8 @@ struct LaneResult {
   bool stuck = false;  // some segment runs over a removed link for want of a live path
 };
 
+struct CachedRoute;
+
 struct FlowState {
   FlowId id;
   bool active = false;
@@ -107,6 +110,7 @@ struct FlowState {
   std::uint32_t check_stamp = 0;      // region solve: checked in this round
   BottleneckHint bottleneck;
   sim::SimTime latency = -1;          // path_latency() of the current routes; -1: not known yet
+  CachedRoute* route = nullptr;       // the cache entry its usages came from; null once re-routed
 };
 
 // A flow's entry in a link's flow list, with copies of its weight there and its current rate so
@@ -146,12 +150,15 @@ struct LaneKeyHash {
 };
 
 // The routing of a flow's lanes and the usages it gives (start_flow's work before the link lists).
+// Flows so routed credit the bytes they carry here (per lane) rather than link by link; the links
+// get their share when the cache is cleared, and Fabric::link_bytes_carried adds what is pending.
 struct CachedRoute {
   std::vector<FlowLane> lanes;
   std::vector<LaneRoute> routes;
   std::vector<Segment> segments;
   std::vector<Usage> usages;
-  sim::SimTime latency = 0;  // path_latency of a flow so routed
+  sim::SimTime latency = 0;         // path_latency of a flow so routed
+  double pending_lane_bytes = 0;    // carried by its flows, not yet credited to the links
 };
 
 // A link's stamp in the current recomputation: whether it is in the problem being built (epoch) and
@@ -206,6 +213,8 @@ struct Fabric::Impl {
   void install_usages(std::uint32_t slot, bool mark_links_dirty = true);
   void build_usages(FlowState& f);
   void enter_usages(std::uint32_t slot, bool mark_links_dirty);
+  // Credits the cached routes' pending bytes to their links, detaches the flows and empties the cache.
+  void clear_route_cache();
   // Routes the flow's lanes (from route_cache when it has them).
   void route_flow(FlowState& f, const std::vector<FlowLane>& lanes);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
@@ -313,11 +322,13 @@ struct Fabric::Impl {
   std::vector<PairGroup> pair_groups;
   std::vector<LinkMark> pair_mark;  // by group id: region stamps, as link_mark
   std::vector<std::uint32_t> free_pairs;
-  std::unordered_map<std::uint64_t, std::uint32_t> pair_of_slots;
   // ECMP and spray routes of flows under the current membership, by first lane: a communicator's
   // transfers reuse their connections, and so their paths, all iteration (adaptive routes depend on
   // the load and are not kept). Cleared when the membership changes.
-  std::unordered_map<LaneKey, CachedRoute, LaneKeyHash> route_cache;
+  // The map points into route_store, whose entries stay put (flows point at them) until
+  // clear_route_cache().
+  std::unordered_map<LaneKey, CachedRoute*, LaneKeyHash> route_cache;
+  std::vector<std::unique_ptr<CachedRoute>> route_store;
 };
 
 }  // namespace megasim::backend

@@ -67,7 +67,7 @@ void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
   const LinkState& s = links[l.index()];
   if (s.up || s.down_epoch != interval) return;
   members.remove(l);
-  route_cache.clear();
+  clear_route_cache();
   // Re-route in flow-id order (the order adaptive routing sees the loads in).
   std::vector<FlowId> affected;
   for (const LinkFlowEntry& e : link_flows[l.index()]) affected.push_back(flows[e.slot].id);

@@ -169,6 +169,7 @@ void Fabric::Impl::reroute(std::uint32_t slot) {
   }
   f.segments.swap(segment_scratch);
   f.latency = -1;
+  f.route = nullptr;
   f.bottleneck = {};
   f.stuck = stuck;
   install_usages(slot);

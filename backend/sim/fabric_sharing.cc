@@ -83,28 +83,36 @@ void Fabric::Impl::mark_private(std::uint32_t slot, std::uint32_t usage) {
 void Fabric::Impl::pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
   const std::uint32_t a = std::min(x.slot, y.slot);
   const std::uint32_t b = std::max(x.slot, y.slot);
-  const std::uint64_t key = static_cast<std::uint64_t>(a) << 32 | b;
-  auto [it, created] = pair_of_slots.try_emplace(key, 0);
-  if (created) {
+  // The pair's group, if it has one, is in both flows' lists: search the shorter.
+  const bool a_shorter = flows[a].pairs.size() <= flows[b].pairs.size();
+  const std::vector<std::uint32_t>& candidates = a_shorter ? flows[a].pairs : flows[b].pairs;
+  const std::uint32_t other = a_shorter ? b : a;
+  const auto found = std::ranges::find_if(candidates, [&](std::uint32_t id) {
+    return pair_groups[id].partner(a_shorter ? a : b) == other;
+  });
+  std::uint32_t id = 0;
+  if (found != candidates.end()) {
+    id = *found;
+  } else {
     if (free_pairs.empty()) {
       pair_groups.emplace_back();
       pair_mark.emplace_back();
-      it->second = static_cast<std::uint32_t>(pair_groups.size() - 1);
+      id = static_cast<std::uint32_t>(pair_groups.size() - 1);
     } else {
-      it->second = free_pairs.back();
+      id = free_pairs.back();
       free_pairs.pop_back();
     }
-    PairGroup& g = pair_groups[it->second];
+    PairGroup& g = pair_groups[id];
     g.a = a;
     g.b = b;
     g.active = true;
-    flows[a].pairs.push_back(it->second);
-    flows[b].pairs.push_back(it->second);
+    flows[a].pairs.push_back(id);
+    flows[b].pairs.push_back(id);
   }
   Usage& ux = flows[x.slot].usages[x.usage];
   Usage& uy = flows[y.slot].usages[y.usage];
-  pair_groups[it->second].caps.add(ux.cap);
-  ux.pair = uy.pair = static_cast<std::int32_t>(it->second);
+  pair_groups[id].caps.add(ux.cap);
+  ux.pair = uy.pair = static_cast<std::int32_t>(id);
 }
 
 // Takes the link of entries x and y out of their pair group; the group ends with its last link.
@@ -117,7 +125,6 @@ void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
   PairGroup& g = pair_groups[id];
   g.caps.remove(ux.cap);
   if (!g.caps.entries.empty()) return;
-  pair_of_slots.erase(static_cast<std::uint64_t>(g.a) << 32 | g.b);
   for (const std::uint32_t slot : {g.a, g.b}) {
     std::vector<std::uint32_t>& pairs = flows[slot].pairs;
     const auto at = std::find(pairs.begin(), pairs.end(), id);
@@ -193,7 +200,7 @@ void Fabric::Impl::before_capacity_change(topo::LinkId l) {
 }
 
 void Fabric::Impl::after_capacity_change(topo::LinkId l) {
-  route_cache.clear();
+  clear_route_cache();
   const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
   for (const LinkFlowEntry& e : list) {
     Usage& u = flows[e.slot].usages[e.usage];
@@ -263,16 +270,18 @@ std::string Fabric::Impl::check_sharing() const {
     std::ranges::sort(listed);
     std::ranges::sort(pairs);
     if (listed != pairs) return fmt::format("flow {}: pair group list out of step", f.id.value);
+    std::vector<std::uint32_t> partners;
+    for (const std::uint32_t id : f.pairs) partners.push_back(pair_groups[id].partner(slot));
+    std::ranges::sort(partners);
+    if (std::ranges::adjacent_find(partners) != partners.end())
+      return fmt::format("flow {}: two pair groups with one partner", f.id.value);
   }
-  std::size_t active_groups = 0;
   for (std::size_t id = 0; id < pair_groups.size(); ++id) {
     if (!pair_groups[id].active) continue;
-    ++active_groups;
     const auto it = expected_pair_caps.find(static_cast<std::int32_t>(id));
     if (it == expected_pair_caps.end() || !same_caps(it->second, pair_groups[id].caps))
       return fmt::format("pair group {}: caps out of step", id);
   }
-  if (active_groups != pair_of_slots.size()) return "pair groups and their index disagree";
   return "";
 }
 
