@@ -52,7 +52,12 @@ FlowId Fabric::Impl::start_flow(FlowSpec spec) {
     apply_rate(slot, admitted_rate);
     if (recompute_observer) recompute_observer();
   } else {
-    for (const Usage& u : flows[slot].usages) mark_dirty(u.link);
+    // The changed links are those it shares: it is alone on the others, and reached through these.
+    const FlowState& g = flows[slot];
+    const bool shares = !g.shared.empty() || !g.pairs.empty();
+    for (const Usage& u : g.usages) {
+      if (!shares || u.shared_index >= 0 || u.pair >= 0) mark_dirty(u.link);
+    }
     request_recompute();
   }
   return f.id;
@@ -189,7 +194,7 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       flows[moved.slot].usages[moved.usage].position = u.position;
     }
     on_link_left(u.link);
-    if (mark_links_dirty) mark_dirty(u.link);
+    if (mark_links_dirty && !list.empty()) mark_dirty(u.link);  // a link left empty constrains no flow
   }
   MEGASIM_ASSERT(f.pairs.empty(), "a flow left its links but not its pair groups");
   f.usages.clear();
