@@ -86,11 +86,18 @@ void Fabric::Impl::credit_carried(FlowState& f) {
   f.done_at_route_change = done;
 }
 
+void Fabric::Impl::own_route(FlowState& f) {
+  if (f.route == nullptr) return;
+  f.lanes = f.route->routes;
+  f.segments = f.route->segments;
+  f.route = nullptr;
+}
+
 void Fabric::Impl::clear_route_cache() {
   for (const std::unique_ptr<CachedRoute>& r : route_store) {
     for (const Usage& u : r->usages) links[u.link.index()].carried += u.weight * r->pending_lane_bytes;
   }
-  for (FlowState& f : flows) f.route = nullptr;
+  for (FlowState& f : flows) own_route(f);
   route_cache.clear();
   route_store.clear();
 }
@@ -105,9 +112,7 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
   if (cacheable) {
     if (const auto it = route_cache.find(key); it != route_cache.end() && it->second->lanes == lanes) {
       const CachedRoute& r = *it->second;
-      f.lanes = r.routes;
-      f.segments = r.segments;
-      f.usages = r.usages;
+      f.usages = r.usages;  // the flow's own: they carry its places in the link lists
       f.latency = r.latency;
       f.route = it->second;
       return;
@@ -125,7 +130,10 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
   if (cacheable && !f.stuck) {
     f.latency = path_latency(f);
     // A route already cached under this key (other lanes) stays in the store for the flows using it.
-    route_store.push_back(std::make_unique<CachedRoute>(CachedRoute{lanes, f.lanes, f.segments, f.usages, f.latency}));
+    route_store.push_back(std::make_unique<CachedRoute>(
+        CachedRoute{lanes, std::move(f.lanes), std::move(f.segments), f.usages, f.latency}));
+    f.lanes.clear();
+    f.segments.clear();
     f.route = route_store.back().get();
     route_cache.insert_or_assign(key, f.route);
   }
@@ -206,12 +214,13 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
 // lane the byte-weighted mean over its paths (each tier's weights sum to 1).
 sim::SimTime Fabric::Impl::path_latency(const FlowState& f) const {
   double longest = 0;
-  for (const LaneRoute& lane : f.lanes) {
+  const std::span<const Segment> segments = segments_of(f);
+  for (const LaneRoute& lane : lanes_of(f)) {
     double lane_latency = 0;
     for (std::uint32_t s = lane.first_segment; s < lane.first_segment + lane.segments; ++s) {
       double path = 0;
-      for (const topo::LinkId l : f.segments[s].path.view()) path += static_cast<double>(topo.link(l).latency_ns);
-      lane_latency = lane.fluid ? lane_latency + f.segments[s].weight * path : std::max(lane_latency, path);
+      for (const topo::LinkId l : segments[s].path.view()) path += static_cast<double>(topo.link(l).latency_ns);
+      lane_latency = lane.fluid ? lane_latency + segments[s].weight * path : std::max(lane_latency, path);
     }
     longest = std::max(longest, lane_latency);
   }
@@ -227,7 +236,7 @@ void Fabric::Impl::complete(std::uint32_t slot) {
   MEGASIM_ASSERT(std::abs(f.remaining) <= tolerance, "flow completed with bytes left");
   f.remaining = 0;
   credit_carried(f);
-  for (const Segment& s : f.segments) drop_segment_load(s);
+  for (const Segment& s : segments_of(f)) drop_segment_load(s);
   const bool rates_unchanged = removal_keeps_rates(slot);
   uninstall_usages(slot, /*mark_links_dirty=*/!rates_unchanged);
   if (rates_unchanged) {
@@ -237,7 +246,7 @@ void Fabric::Impl::complete(std::uint32_t slot) {
   }
   sim.cancel(f.stall_check);
   const sim::SimTime latency = !f.add_path_latency ? 0 : f.latency >= 0 ? f.latency : path_latency(f);
-  records.push_back({f.id, f.start, sim.now() + latency, f.bytes_per_lane, static_cast<std::int32_t>(f.lanes.size())});
+  records.push_back({f.id, f.start, sim.now() + latency, f.bytes_per_lane, static_cast<std::int32_t>(lanes_of(f).size())});
   const FlowId id = f.id;
   std::function<void(FlowId)> callback = std::move(f.on_complete);
   f.on_complete = nullptr;

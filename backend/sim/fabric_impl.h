@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -101,8 +102,8 @@ struct FlowState {
   sim::EventHandle completion;
   sim::EventHandle stall_check;
   std::function<void(FlowId)> on_complete;
-  std::vector<LaneRoute> lanes;
-  std::vector<Segment> segments;
+  std::vector<LaneRoute> lanes;       // empty while `route` holds them (use lanes_of)
+  std::vector<Segment> segments;      // likewise (segments_of)
   std::vector<Usage> usages;          // sorted by link, one entry per link
   std::vector<std::uint32_t> shared;  // indices of the usages on links shared but not as a pair
   std::vector<std::uint32_t> pairs;   // the PairGroups it belongs to
@@ -110,7 +111,9 @@ struct FlowState {
   std::uint32_t check_stamp = 0;      // region solve: checked in this round
   BottleneckHint bottleneck;
   sim::SimTime latency = -1;          // path_latency() of the current routes; -1: not known yet
-  CachedRoute* route = nullptr;       // the cache entry its usages came from; null once re-routed
+  // The cache entry it was routed from, which holds its lanes and segments (then empty here); null
+  // for a flow that owns its route (not cacheable, re-routed, or the cache was cleared).
+  CachedRoute* route = nullptr;
 };
 
 // A flow's entry in a link's flow list, with copies of its weight there and its current rate so
@@ -213,8 +216,13 @@ struct Fabric::Impl {
   void install_usages(std::uint32_t slot, bool mark_links_dirty = true);
   void build_usages(FlowState& f);
   void enter_usages(std::uint32_t slot, bool mark_links_dirty);
-  // Credits the cached routes' pending bytes to their links, detaches the flows and empties the cache.
+  // Credits the cached routes' pending bytes to their links, gives the flows their own copies of
+  // their routes and empties the cache.
   void clear_route_cache();
+  void own_route(FlowState& f);  // copies the cached lanes and segments into the flow, detaches it
+  // A flow's lanes and segments: the cached route's while it has one, else its own.
+  [[nodiscard]] static std::span<const LaneRoute> lanes_of(const FlowState& f);
+  [[nodiscard]] static std::span<const Segment> segments_of(const FlowState& f);
   // Routes the flow's lanes (from route_cache when it has them).
   void route_flow(FlowState& f, const std::vector<FlowLane>& lanes);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
@@ -330,5 +338,13 @@ struct Fabric::Impl {
   std::unordered_map<LaneKey, CachedRoute*, LaneKeyHash> route_cache;
   std::vector<std::unique_ptr<CachedRoute>> route_store;
 };
+
+inline std::span<const LaneRoute> Fabric::Impl::lanes_of(const FlowState& f) {
+  return f.route != nullptr ? std::span<const LaneRoute>(f.route->routes) : std::span<const LaneRoute>(f.lanes);
+}
+
+inline std::span<const Segment> Fabric::Impl::segments_of(const FlowState& f) {
+  return f.route != nullptr ? std::span<const Segment>(f.route->segments) : std::span<const Segment>(f.segments);
+}
 
 }  // namespace megasim::backend

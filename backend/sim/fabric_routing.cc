@@ -159,6 +159,7 @@ void Fabric::Impl::reroute(std::uint32_t slot) {
   settle(f);
   credit_carried(f);
   uninstall_usages(slot);
+  own_route(f);
   segment_scratch.clear();
   bool stuck = false;
   for (LaneRoute& lane : f.lanes) {
@@ -169,7 +170,6 @@ void Fabric::Impl::reroute(std::uint32_t slot) {
   }
   f.segments.swap(segment_scratch);
   f.latency = -1;
-  f.route = nullptr;
   f.bottleneck = {};
   f.stuck = stuck;
   install_usages(slot);
