@@ -110,11 +110,11 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
   const bool cacheable = params.routing != Routing::kAdaptive;  // adaptive paths depend on the load
   const LaneKey key{lanes.front().src.value, lanes.front().dst.value, lanes.front().connection};
   if (cacheable) {
-    if (const auto it = route_cache.find(key); it != route_cache.end() && it->second->lanes == lanes) {
-      const CachedRoute& r = *it->second;
+    if (CachedRoute* cached = route_cache.find(key); cached != nullptr && cached->lanes == lanes) {
+      const CachedRoute& r = *cached;
       f.usages = r.usages;  // the flow's own: they carry its places in the link lists
       f.latency = r.latency;
-      f.route = it->second;
+      f.route = cached;
       return;
     }
   }
@@ -135,7 +135,7 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
     f.lanes.clear();
     f.segments.clear();
     f.route = route_store.back().get();
-    route_cache.insert_or_assign(key, f.route);
+    route_cache.assign(key, f.route);
   }
 }
 

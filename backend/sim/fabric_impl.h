@@ -20,6 +20,7 @@
 
 #include "backend/sim/fabric.h"
 #include "backend/sim/max_min.h"
+#include "backend/sim/route_index.h"
 
 namespace megasim::backend {
 
@@ -134,22 +135,6 @@ struct LinkState {
   double carried = 0;            // bytes of finished route segments
   double segment_weight = 0;     // sum of weights of the active segments (adaptive routing load)
   [[nodiscard]] double capacity() const { return up ? nominal_bytes_per_s * speed_factor : 0.0; }
-};
-
-// A lane's identity for the route cache: its QPs' 5-tuples are a function of it.
-struct LaneKey {
-  std::int32_t src;
-  std::int32_t dst;
-  std::uint32_t connection;
-  bool operator==(const LaneKey&) const = default;
-};
-struct LaneKeyHash {
-  std::size_t operator()(const LaneKey& k) const {
-    std::uint64_t h = static_cast<std::uint32_t>(k.src);
-    h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(k.dst);
-    h = h * 0x9E3779B97F4A7C15ull ^ k.connection;
-    return static_cast<std::size_t>(h ^ (h >> 29));
-  }
 };
 
 // The routing of a flow's lanes and the usages it gives (start_flow's work before the link lists).
@@ -335,7 +320,7 @@ struct Fabric::Impl {
   // the load and are not kept). Cleared when the membership changes.
   // The map points into route_store, whose entries stay put (flows point at them) until
   // clear_route_cache().
-  std::unordered_map<LaneKey, CachedRoute*, LaneKeyHash> route_cache;
+  RouteIndex route_cache;
   std::vector<std::unique_ptr<CachedRoute>> route_store;
 };
 
