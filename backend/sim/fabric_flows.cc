@@ -143,7 +143,7 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
 void Fabric::Impl::build_usages(FlowState& f) {
   usage_scratch.clear();
   for (const Segment& s : f.segments) {
-    for (const topo::LinkId l : s.path.view()) usage_scratch.push_back({l, s.weight, 0});
+    for (const topo::LinkId l : s.path.view()) usage_scratch.push_back({.link = l, .weight = s.weight});
   }
   std::sort(usage_scratch.begin(), usage_scratch.end(), [](const Usage& a, const Usage& b) { return a.link < b.link; });
   f.usages.clear();

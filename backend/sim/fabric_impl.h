@@ -41,14 +41,16 @@ struct LaneRoute {
 
 // A link crossed by a flow: the weight summed over the flow's segments, and the position of the
 // flow's entry in the link's flow list (for O(1) removal).
+// 32 bytes (a flow's usages are copied from the route cache at every start).
 struct Usage {
   topo::LinkId link;
-  double weight = 0;
   std::uint32_t position = 0;
+  double weight = 0;
+  double cap = 0;                  // capacity / weight (the flow's cap from this link alone)
   std::int32_t shared_index = -1;  // position in the flow's shared list; -1: alone here or paired
   std::int32_t pair = -1;          // the PairGroup of the link when the flow is paired on it
-  double cap = 0;                  // capacity / weight (the flow's cap from this link alone)
 };
+static_assert(sizeof(Usage) == 32);
 
 // The caps (capacity / weight) of the links a flow crosses alone, as a multiset of few values.
 struct PrivateCaps {
