@@ -148,6 +148,39 @@ TEST(Fabric, SpeedChangeOfALinkCrossedAloneMovesTheFlowsCap) {
               static_cast<double>(transfer_ns(bytes, kNicRate) + 10 * sim::kMillisecond + 4 * kLinkLatency), 2.0);
 }
 
+// Two flows alone together on their links (same lanes, two connections: a ring's two channels) form
+// a pair whose links bound only the sum of their rates (fabric_sharing.cc). Each gets r / 2; halving
+// the NIC in mid-flight gives each r / 4; a third flow on the NIC breaks the pair (r / 6 each at the
+// halved speed) and its end re-forms it. The rates are checked against max-min at every change.
+TEST(Fabric, PairedFlowsFollowTheirLinksSpeedAndAThirdFlow) {
+  Bed bed(small_cluster(32));
+  const topo::LinkId nic = bed.topo.nic_up(topo::GpuId(0));
+  std::vector<std::string> violations;
+  bed.fabric.on_rates_recomputed([&] {
+    if (std::string v = bed.fabric.check_rates(); !v.empty()) violations.push_back(v);
+  });
+  const FlowId a = bed.start(0, 3, 10e9, nullptr, 0);
+  const FlowId b = bed.start(0, 3, 10e9, nullptr, 1);
+  bed.sim.run_until(1 * sim::kMillisecond);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(a), kNicRate / 2);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(b), kNicRate / 2);
+  bed.fabric.set_link_speed_factor(nic, 0.5);
+  bed.sim.run_until(2 * sim::kMillisecond);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(a), kNicRate / 4);
+  const FlowId c = bed.start(0, 5, 1e6);  // 1 MB at r / 6: about 0.25 ms
+  bed.sim.run_until(2 * sim::kMillisecond + 1);
+  EXPECT_NEAR(bed.fabric.flow_rate_bytes_per_s(a), kNicRate / 6, 1e-6 * kNicRate);
+  EXPECT_NEAR(bed.fabric.flow_rate_bytes_per_s(c), kNicRate / 6, 1e-6 * kNicRate);
+  bed.sim.run_until(3 * sim::kMillisecond);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(b), kNicRate / 4);
+  bed.fabric.set_link_speed_factor(nic, 1.0);
+  bed.sim.run_until(4 * sim::kMillisecond);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(b), kNicRate / 2);
+  bed.sim.run();
+  EXPECT_TRUE(violations.empty()) << violations.front();
+  EXPECT_EQ(bed.fabric.active_flows(), 0u);
+}
+
 // Progress is settled when rates change: B joins A's NIC at t_b = 25 ms, A has moved r * t_b
 // (half its bytes) and moves the rest at r / 2, ending at t_b + (bytes - r t_b) / (r / 2) = 75 ms.
 TEST(Fabric, RateChangeSettlesProgress) {
