@@ -10,7 +10,7 @@
 // (Bertsekas & Gallager's bottleneck characterisation), and max-min allocations are unique. The
 // re-solve of the whole connected component, which dominates large runs, is then skipped.
 #include <algorithm>
-#include <limits>
+#include <cmath>
 
 #include "backend/sim/fabric_impl.h"
 
@@ -136,6 +136,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
       tightest = {u.link, -1};
     }
   }
+  if (!std::isfinite(rate)) return false;  // crosses no link: left to the solve
   const double limit = rate * (1 + kRateTolerance);
   if (tightest.pair >= 0) {
     if (flows[pair_groups[static_cast<std::size_t>(tightest.pair)].partner(slot)].rate > limit) return false;
