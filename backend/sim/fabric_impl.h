@@ -76,10 +76,11 @@ struct PairGroup {
   [[nodiscard]] std::uint32_t partner(std::uint32_t slot) const { return slot == a ? b : a; }
 };
 
-// The last constraint found to be a flow's bottleneck: a link, or a pair group (a hint, checked on
-// use; a group id may have been reused since).
+// The last constraint found to be a flow's bottleneck: the link of one of its usages (by index, so
+// that its current classification can be checked: a link shared then may be paired now), or a pair
+// group (a group id may have been reused since). A hint, checked on use.
 struct BottleneckHint {
-  topo::LinkId link;
+  std::int32_t usage = -1;
   std::int32_t pair = -1;
 };
 

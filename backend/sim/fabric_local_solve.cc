@@ -177,7 +177,7 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
     const std::uint32_t local = link_mark[l.index()].local;
     if (!region_link_saturated(local)) continue;
     if (region.outside_max[local] <= limit && region.r_max[local] <= limit) {
-      f.bottleneck = {l, -1};
+      f.bottleneck = {static_cast<std::int32_t>(k), -1};
       return true;
     }
     if (region.outside_max[local] <= limit) continue;
@@ -192,7 +192,7 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
     const std::uint32_t local = pair_mark[pair].local;
     if (!region_link_saturated(local)) continue;
     if (region.outside_max[local] <= limit && region.r_max[local] <= limit) {
-      f.bottleneck = {{}, static_cast<std::int32_t>(pair)};
+      f.bottleneck = {-1, static_cast<std::int32_t>(pair)};
       return true;
     }
     if (region.outside_max[local] <= limit) continue;
@@ -218,22 +218,24 @@ bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
     const LinkMark& m = pair_mark[pair];
     return m.epoch != epoch ? is_pair_bottleneck_of(static_cast<std::int32_t>(pair), slot) : region_bottleneck(m.local);
   };
+  // A link hint counts only while the link is still shared: a paired link is in the region, if at
+  // all, as its pair group, and its list holds the partner's old rate.
   const BottleneckHint hint = g.bottleneck;
   if (hint.pair >= 0 ? std::ranges::find(g.pairs, static_cast<std::uint32_t>(hint.pair)) != g.pairs.end() &&
                            is_pair_bottleneck(static_cast<std::uint32_t>(hint.pair))
-                     : hint.link.valid() && is_bottleneck(hint.link)) {
+                     : hint.usage >= 0 && g.usages[static_cast<std::size_t>(hint.usage)].shared_index >= 0 &&
+                           is_bottleneck(g.usages[static_cast<std::size_t>(hint.usage)].link)) {
     return true;
   }
   for (const std::uint32_t k : g.shared) {
-    const topo::LinkId l = g.usages[k].link;
-    if (l != hint.link && is_bottleneck(l)) {
-      g.bottleneck = {l, -1};
+    if (static_cast<std::int32_t>(k) != hint.usage && is_bottleneck(g.usages[k].link)) {
+      g.bottleneck = {static_cast<std::int32_t>(k), -1};
       return true;
     }
   }
   for (const std::uint32_t pair : g.pairs) {
     if (static_cast<std::int32_t>(pair) != hint.pair && is_pair_bottleneck(pair)) {
-      g.bottleneck = {{}, static_cast<std::int32_t>(pair)};
+      g.bottleneck = {-1, static_cast<std::int32_t>(pair)};
       return true;
     }
   }

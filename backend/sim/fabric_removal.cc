@@ -50,19 +50,20 @@ bool Fabric::Impl::has_bottleneck_without(std::uint32_t slot, std::uint32_t leav
     return p.a != leaving && p.b != leaving && is_pair_bottleneck_of(pair, slot);
   };
   const BottleneckHint hint = g.bottleneck;
-  if (hint.pair >= 0 ? pair_holds(hint.pair) : hint.link.valid() && is_bottleneck_of(hint.link, slot, leaving)) {
+  if (hint.pair >= 0 ? pair_holds(hint.pair)
+                     : hint.usage >= 0 &&
+                           is_bottleneck_of(g.usages[static_cast<std::size_t>(hint.usage)].link, slot, leaving)) {
     return true;
   }
   for (const std::uint32_t pair : g.pairs) {
     if (static_cast<std::int32_t>(pair) != hint.pair && pair_holds(static_cast<std::int32_t>(pair))) {
-      g.bottleneck = {{}, static_cast<std::int32_t>(pair)};
+      g.bottleneck = {-1, static_cast<std::int32_t>(pair)};
       return true;
     }
   }
   for (const std::uint32_t k : g.shared) {
-    const topo::LinkId l = g.usages[k].link;
-    if (l != hint.link && is_bottleneck_of(l, slot, leaving)) {
-      g.bottleneck = {l, -1};
+    if (static_cast<std::int32_t>(k) != hint.usage && is_bottleneck_of(g.usages[k].link, slot, leaving)) {
+      g.bottleneck = {static_cast<std::int32_t>(k), -1};
       return true;
     }
   }
@@ -117,7 +118,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
     if (cap - partner_rate <= cap * kRateTolerance) return false;
     if (cap - partner_rate < rate) {
       rate = cap - partner_rate;
-      tightest = {{}, static_cast<std::int32_t>(pair)};
+      tightest = {-1, static_cast<std::int32_t>(pair)};
     }
   }
   for (const std::uint32_t k : f.shared) {
@@ -133,15 +134,15 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
     if (spare <= capacity * kRateTolerance) return false;
     if (spare / u.weight < rate) {
       rate = spare / u.weight;
-      tightest = {u.link, -1};
+      tightest = {static_cast<std::int32_t>(k), -1};
     }
   }
   if (!std::isfinite(rate)) return false;  // crosses no link: left to the solve
   const double limit = rate * (1 + kRateTolerance);
   if (tightest.pair >= 0) {
     if (flows[pair_groups[static_cast<std::size_t>(tightest.pair)].partner(slot)].rate > limit) return false;
-  } else if (tightest.link.valid()) {
-    for (const LinkFlowEntry& e : link_flows[tightest.link.index()]) {
+  } else if (tightest.usage >= 0) {
+    for (const LinkFlowEntry& e : link_flows[f.usages[static_cast<std::size_t>(tightest.usage)].link.index()]) {
       if (e.slot != slot && e.rate > limit) return false;
     }
   }
