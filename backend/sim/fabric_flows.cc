@@ -162,7 +162,7 @@ void Fabric::Impl::build_usages(FlowState& f) {
 void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
   f.shared.clear();
-  f.private_caps.entries.clear();
+  f.private_caps.clear();
   MEGASIM_ASSERT(f.pairs.empty(), "a flow entering its links is already paired");
   const std::size_t n = f.usages.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -207,7 +207,7 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
   MEGASIM_ASSERT(f.pairs.empty(), "a flow left its links but not its pair groups");
   f.usages.clear();
   f.shared.clear();
-  f.private_caps.entries.clear();
+  f.private_caps.clear();
 }
 
 // The longest lane's latency: a QP path's sum of link latencies (the slowest QP), or for a sprayed

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -60,8 +61,13 @@ struct PrivateCaps {
   };
   std::vector<Entry> entries;
   void add(double cap);
-  void remove(double cap);           // precondition: present
-  [[nodiscard]] double min() const;  // +infinity when empty
+  void remove(double cap);  // precondition: present
+  void clear();
+  [[nodiscard]] bool empty() const { return entries.empty(); }
+  [[nodiscard]] double min() const { return smallest; }  // +infinity when empty
+
+ private:
+  double smallest = std::numeric_limits<double>::infinity();
 };
 
 // Two flows that cross some links together and alone, with the same weight on each (the two NCCL

@@ -21,6 +21,7 @@
 namespace megasim::backend {
 
 void PrivateCaps::add(double cap) {
+  smallest = std::min(smallest, cap);
   for (Entry& e : entries) {
     if (e.cap == cap) {
       ++e.count;
@@ -36,16 +37,19 @@ void PrivateCaps::remove(double cap) {
     if (--entries[i].count == 0) {
       entries[i] = entries.back();
       entries.pop_back();
+      if (cap == smallest) {
+        smallest = std::numeric_limits<double>::infinity();
+        for (const Entry& e : entries) smallest = std::min(smallest, e.cap);
+      }
     }
     return;
   }
   MEGASIM_ASSERT(false, "removing a private link cap the flow does not have");
 }
 
-double PrivateCaps::min() const {
-  double m = std::numeric_limits<double>::infinity();
-  for (const Entry& e : entries) m = std::min(m, e.cap);
-  return m;
+void PrivateCaps::clear() {
+  entries.clear();
+  smallest = std::numeric_limits<double>::infinity();
 }
 
 double Fabric::Impl::usage_cap(const Usage& u) const {
@@ -124,7 +128,7 @@ void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
   ux.pair = uy.pair = -1;
   PairGroup& g = pair_groups[id];
   g.caps.remove(ux.cap);
-  if (!g.caps.entries.empty()) return;
+  if (!g.caps.empty()) return;
   for (const std::uint32_t slot : {g.a, g.b}) {
     std::vector<std::uint32_t>& pairs = flows[slot].pairs;
     const auto at = std::find(pairs.begin(), pairs.end(), id);
@@ -216,9 +220,9 @@ void Fabric::Impl::after_capacity_change(topo::LinkId l) {
 
 namespace {
 
-// Whether two cap multisets hold the same values with the same counts.
+// Whether two cap multisets hold the same values with the same counts (and the same kept minimum).
 bool same_caps(const PrivateCaps& x, const PrivateCaps& y) {
-  if (x.entries.size() != y.entries.size()) return false;
+  if (x.entries.size() != y.entries.size() || x.min() != y.min()) return false;
   return std::ranges::all_of(x.entries, [&](const PrivateCaps::Entry& e) {
     const auto it = std::ranges::find_if(y.entries, [&](const PrivateCaps::Entry& g) { return g.cap == e.cap; });
     return it != y.entries.end() && it->count == e.count;
