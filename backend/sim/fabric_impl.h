@@ -1,10 +1,12 @@
 // Private state of the Fabric, shared by its implementation files:
 //   fabric.cc          public API, parameters
-//   fabric_flows.cc    flow start and completion, progress accounting, link <-> flow lists
+//   fabric_flows.cc    flow start and completion, progress accounting, link <-> flow lists, the
+//                      route cache (indexed by route_index.h)
 //   fabric_routing.cc  QP numbering and the routes of lanes (ECMP, spray, adaptive), re-routing
 //   fabric_rates.cc    batched max-min recomputation, completion and stall-timeout scheduling
 //   fabric_local_solve.cc  the exact re-solve of the region around a change
-//   fabric_sharing.cc  which links each flow shares, and the caps of those it crosses alone
+//   fabric_sharing.cc  which links each flow shares, with one other flow (pair groups) or more,
+//                      and the caps of those it crosses alone
 //   fabric_removal.cc  exact shortcuts: completions and starts that leave the other rates as they are
 //   fabric_links.cc    link capacity, failures, recovery and degradation
 #pragma once
