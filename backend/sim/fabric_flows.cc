@@ -97,7 +97,13 @@ void Fabric::Impl::clear_route_cache() {
   for (const std::unique_ptr<CachedRoute>& r : route_store) {
     for (const Usage& u : r->usages) links[u.link.index()].carried += u.weight * r->pending_lane_bytes;
   }
-  for (FlowState& f : flows) own_route(f);
+  for (FlowState& f : flows) {
+    if (f.active) {
+      own_route(f);
+    } else {
+      f.route = nullptr;
+    }
+  }
   route_cache.clear();
   route_store.clear();
 }
@@ -246,7 +252,8 @@ void Fabric::Impl::complete(std::uint32_t slot) {
   }
   sim.cancel(f.stall_check);
   const sim::SimTime latency = !f.add_path_latency ? 0 : f.latency >= 0 ? f.latency : path_latency(f);
-  records.push_back({f.id, f.start, sim.now() + latency, f.bytes_per_lane, static_cast<std::int32_t>(lanes_of(f).size())});
+  records.push_back(
+      {f.id, f.start, sim.now() + latency, f.bytes_per_lane, static_cast<std::int32_t>(lanes_of(f).size())});
   const FlowId id = f.id;
   std::function<void(FlowId)> callback = std::move(f.on_complete);
   f.on_complete = nullptr;

@@ -79,7 +79,7 @@ struct PrivateCaps {
 struct PairGroup {
   std::uint32_t a = 0;  // flow slots, a < b
   std::uint32_t b = 0;
-  PrivateCaps caps;     // one entry per link of the pair
+  PrivateCaps caps;  // one entry per link of the pair
   bool active = false;
   [[nodiscard]] std::uint32_t partner(std::uint32_t slot) const { return slot == a ? b : a; }
 };
@@ -122,7 +122,7 @@ struct FlowState {
   PrivateCaps private_caps;           // caps of the usages on links it crosses alone (fabric_sharing.cc)
   std::uint32_t check_stamp = 0;      // region solve: checked in this round
   BottleneckHint bottleneck;
-  sim::SimTime latency = -1;          // path_latency() of the current routes; -1: not known yet
+  sim::SimTime latency = -1;  // path_latency() of the current routes; -1: not known yet
   // The cache entry it was routed from, which holds its lanes and segments (then empty here); null
   // for a flow that owns its route (not cacheable, re-routed, or the cache was cleared).
   CachedRoute* route = nullptr;
@@ -156,8 +156,8 @@ struct CachedRoute {
   std::vector<LaneRoute> routes;
   std::vector<Segment> segments;
   std::vector<Usage> usages;
-  sim::SimTime latency = 0;         // path_latency of a flow so routed
-  double pending_lane_bytes = 0;    // carried by its flows, not yet credited to the links
+  sim::SimTime latency = 0;       // path_latency of a flow so routed
+  double pending_lane_bytes = 0;  // carried by its flows, not yet credited to the links
 };
 
 // A link's stamp in the current recomputation: whether it is in the problem being built (epoch) and

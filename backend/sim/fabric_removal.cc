@@ -50,9 +50,9 @@ bool Fabric::Impl::has_bottleneck_without(std::uint32_t slot, std::uint32_t leav
     return p.a != leaving && p.b != leaving && is_pair_bottleneck_of(pair, slot);
   };
   const BottleneckHint hint = g.bottleneck;
-  if (hint.pair >= 0 ? pair_holds(hint.pair)
-                     : hint.usage >= 0 &&
-                           is_bottleneck_of(g.usages[static_cast<std::size_t>(hint.usage)].link, slot, leaving)) {
+  if (hint.pair >= 0
+          ? pair_holds(hint.pair)
+          : hint.usage >= 0 && is_bottleneck_of(g.usages[static_cast<std::size_t>(hint.usage)].link, slot, leaving)) {
     return true;
   }
   for (const std::uint32_t pair : g.pairs) {
@@ -76,7 +76,7 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
   if (recompute_pending) return false;  // rates are about to change anyway: they are not current
   const FlowState& f = flows[slot];
   if (f.shared.empty() && f.pairs.empty()) return true;  // it shares no link
-  if (++removal_epoch == 0) {  // wrapped: clear the stamps so none matches by accident
+  if (++removal_epoch == 0) {                            // wrapped: clear the stamps so none matches by accident
     std::fill(removal_flow_mark.begin(), removal_flow_mark.end(), 0);
     removal_epoch = 1;
   }

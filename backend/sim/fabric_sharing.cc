@@ -91,9 +91,8 @@ void Fabric::Impl::pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
   const bool a_shorter = flows[a].pairs.size() <= flows[b].pairs.size();
   const std::vector<std::uint32_t>& candidates = a_shorter ? flows[a].pairs : flows[b].pairs;
   const std::uint32_t other = a_shorter ? b : a;
-  const auto found = std::ranges::find_if(candidates, [&](std::uint32_t id) {
-    return pair_groups[id].partner(a_shorter ? a : b) == other;
-  });
+  const auto found = std::ranges::find_if(
+      candidates, [&](std::uint32_t id) { return pair_groups[id].partner(a_shorter ? a : b) == other; });
   std::uint32_t id = 0;
   if (found != candidates.end()) {
     id = *found;
@@ -250,7 +249,8 @@ std::string Fabric::Impl::check_sharing() const {
                                                   flows[list[1].slot].usages[list[1].usage].weight;
       if (alone != (u.shared_index < 0 && u.pair < 0) || paired != (u.pair >= 0) ||
           (u.shared_index >= 0) != (!alone && !paired)) {
-        return fmt::format("flow {}: link {} misclassified (crossed by {} flows)", f.id.value, u.link.value, list.size());
+        return fmt::format("flow {}: link {} misclassified (crossed by {} flows)", f.id.value, u.link.value,
+                           list.size());
       }
       if (alone) {
         expected.add(usage_cap(u));

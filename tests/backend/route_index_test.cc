@@ -22,7 +22,8 @@ TEST(RouteIndex, FindsEveryKeyThroughGrowthAndReplacement) {
     index.assign(keys.back(), &routes[static_cast<std::size_t>(i)]);
   }
   EXPECT_EQ(index.size(), 5000u);
-  for (int i = 0; i < 5000; ++i) EXPECT_EQ(index.find(keys[static_cast<std::size_t>(i)]), &routes[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < 5000; ++i)
+    EXPECT_EQ(index.find(keys[static_cast<std::size_t>(i)]), &routes[static_cast<std::size_t>(i)]);
   EXPECT_EQ(index.find({96, 0, 5}), nullptr);  // connection 5 never inserted
   CachedRoute replacement;
   index.assign(keys[123], &replacement);
