@@ -86,65 +86,6 @@ void Fabric::Impl::credit_carried(FlowState& f) {
   f.done_at_route_change = done;
 }
 
-void Fabric::Impl::own_route(FlowState& f) {
-  if (f.route == nullptr) return;
-  f.lanes = f.route->routes;
-  f.segments = f.route->segments;
-  f.route = nullptr;
-}
-
-void Fabric::Impl::clear_route_cache() {
-  for (const std::unique_ptr<CachedRoute>& r : route_store) {
-    for (const Usage& u : r->usages) links[u.link.index()].carried += u.weight * r->pending_lane_bytes;
-  }
-  for (FlowState& f : flows) {
-    if (f.active) {
-      own_route(f);
-    } else {
-      f.route = nullptr;
-    }
-  }
-  route_cache.clear();
-  route_store.clear();
-}
-
-void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) {
-  f.lanes.clear();
-  f.segments.clear();
-  f.latency = -1;
-  f.route = nullptr;
-  const bool cacheable = params.routing != Routing::kAdaptive;  // adaptive paths depend on the load
-  const LaneKey key{lanes.front().src.value, lanes.front().dst.value, lanes.front().connection};
-  if (cacheable) {
-    if (CachedRoute* cached = route_cache.find(key); cached != nullptr && cached->lanes == lanes) {
-      const CachedRoute& r = *cached;
-      f.usages = r.usages;  // the flow's own: they carry its places in the link lists
-      f.latency = r.latency;
-      f.route = cached;
-      return;
-    }
-  }
-  for (const FlowLane& lane : lanes) {
-    LaneRoute r{lane, static_cast<std::uint32_t>(f.segments.size()), 0, false};
-    const LaneResult result = route_lane(lane, f.segments);
-    r.segments = static_cast<std::uint32_t>(f.segments.size()) - r.first_segment;
-    r.fluid = result.fluid;
-    f.stuck = f.stuck || result.stuck;
-    f.lanes.push_back(r);
-  }
-  build_usages(f);
-  if (cacheable && !f.stuck) {
-    f.latency = path_latency(f);
-    // A route already cached under this key (other lanes) stays in the store for the flows using it.
-    route_store.push_back(std::make_unique<CachedRoute>(
-        CachedRoute{lanes, std::move(f.lanes), std::move(f.segments), f.usages, f.latency}));
-    f.lanes.clear();
-    f.segments.clear();
-    f.route = route_store.back().get();
-    route_cache.assign(key, f.route);
-  }
-}
-
 // Merges the segments' links into one usage per link, sorted by link.
 void Fabric::Impl::build_usages(FlowState& f) {
   usage_scratch.clear();

@@ -1,12 +1,12 @@
 // Private state of the Fabric, shared by its implementation files:
 //   fabric.cc          public API, parameters
-//   fabric_flows.cc    flow start and completion, progress accounting, link <-> flow lists, the
-//                      route cache (indexed by route_index.h)
+//   fabric_flows.cc    flow start and completion, progress accounting, link <-> flow lists
+//   fabric_route_cache.cc  cached routes of flows (indexed by route_index.h), bytes credited to them
 //   fabric_routing.cc  QP numbering and the routes of lanes (ECMP, spray, adaptive), re-routing
 //   fabric_rates.cc    batched max-min recomputation, completion and stall-timeout scheduling
 //   fabric_local_solve.cc  the exact re-solve of the region around a change
 //   fabric_sharing.cc  which links each flow shares, with one other flow (pair groups) or more,
-//                      and the caps of those it crosses alone
+//                      and the caps of those it crosses alone; fabric_sharing_check.cc recounts them
 //   fabric_removal.cc  exact shortcuts: completions and starts that leave the other rates as they are
 //   fabric_links.cc    link capacity, failures, recovery and degradation
 #pragma once
@@ -270,7 +270,7 @@ struct Fabric::Impl {
   void apply_rate(std::uint32_t slot, double rate);
   void on_stall_check(std::uint32_t slot, FlowId id);
   [[nodiscard]] std::string check_rates() const;
-  [[nodiscard]] std::string check_sharing() const;  // fabric_sharing.cc
+  [[nodiscard]] std::string check_sharing() const;  // fabric_sharing_check.cc
 
   // fabric_links.cc
   void set_link_down(topo::LinkId l);

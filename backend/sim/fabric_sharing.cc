@@ -9,11 +9,8 @@
 // that follows the contention rather than the flows' length. Kept exact as flows enter and leave
 // links (a link turns shared or paired at its second flow, shared at its third, paired or private
 // again as flows leave) and as capacities change.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <limits>
-#include <unordered_map>
 
 #include "backend/sim/fabric_impl.h"
 #include "sim/error.h"
@@ -215,78 +212,6 @@ void Fabric::Impl::after_capacity_change(topo::LinkId l) {
     const Usage& u = flows[list[0].slot].usages[list[0].usage];
     if (u.pair >= 0) pair_groups[static_cast<std::size_t>(u.pair)].caps.add(u.cap);
   }
-}
-
-namespace {
-
-// Whether two cap multisets hold the same values with the same counts (and the same kept minimum).
-bool same_caps(const PrivateCaps& x, const PrivateCaps& y) {
-  if (x.entries.size() != y.entries.size() || x.min() != y.min()) return false;
-  return std::ranges::all_of(x.entries, [&](const PrivateCaps::Entry& e) {
-    const auto it = std::ranges::find_if(y.entries, [&](const PrivateCaps::Entry& g) { return g.cap == e.cap; });
-    return it != y.entries.end() && it->count == e.count;
-  });
-}
-
-}  // namespace
-
-// Recounts every active flow's shared list, pair groups and private caps from the link lists (tests,
-// through Fabric::check_rates).
-std::string Fabric::Impl::check_sharing() const {
-  std::unordered_map<std::int32_t, PrivateCaps> expected_pair_caps;
-  for (std::uint32_t slot = 0; slot < flows.size(); ++slot) {
-    const FlowState& f = flows[slot];
-    if (!f.active) continue;
-    PrivateCaps expected;
-    std::size_t shared = 0;
-    std::vector<std::uint32_t> pairs;
-    for (std::size_t i = 0; i < f.usages.size(); ++i) {
-      const Usage& u = f.usages[i];
-      const std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
-      if (u.cap != usage_cap(u)) return fmt::format("flow {}: stale cap on link {}", f.id.value, u.link.value);
-      const bool alone = list.size() == 1;
-      const bool paired = list.size() == 2 && flows[list[0].slot].usages[list[0].usage].weight ==
-                                                  flows[list[1].slot].usages[list[1].usage].weight;
-      if (alone != (u.shared_index < 0 && u.pair < 0) || paired != (u.pair >= 0) ||
-          (u.shared_index >= 0) != (!alone && !paired)) {
-        return fmt::format("flow {}: link {} misclassified (crossed by {} flows)", f.id.value, u.link.value,
-                           list.size());
-      }
-      if (alone) {
-        expected.add(usage_cap(u));
-      } else if (paired) {
-        const PairGroup& g = pair_groups.at(static_cast<std::size_t>(u.pair));
-        const std::uint32_t other = list[0].slot == slot ? list[1].slot : list[0].slot;
-        if (!g.active || std::min(slot, other) != g.a || std::max(slot, other) != g.b)
-          return fmt::format("flow {}: link {} in the wrong pair group", f.id.value, u.link.value);
-        if (slot == g.a) expected_pair_caps[u.pair].add(usage_cap(u));
-        if (std::ranges::find(pairs, static_cast<std::uint32_t>(u.pair)) == pairs.end())
-          pairs.push_back(static_cast<std::uint32_t>(u.pair));
-      } else {
-        ++shared;
-        if (f.shared.at(static_cast<std::size_t>(u.shared_index)) != i)
-          return fmt::format("flow {}: shared list out of step", f.id.value);
-      }
-    }
-    if (shared != f.shared.size()) return fmt::format("flow {}: shared list has stale entries", f.id.value);
-    if (!same_caps(expected, f.private_caps)) return fmt::format("flow {}: private caps out of step", f.id.value);
-    std::vector<std::uint32_t> listed = f.pairs;
-    std::ranges::sort(listed);
-    std::ranges::sort(pairs);
-    if (listed != pairs) return fmt::format("flow {}: pair group list out of step", f.id.value);
-    std::vector<std::uint32_t> partners;
-    for (const std::uint32_t id : f.pairs) partners.push_back(pair_groups[id].partner(slot));
-    std::ranges::sort(partners);
-    if (std::ranges::adjacent_find(partners) != partners.end())
-      return fmt::format("flow {}: two pair groups with one partner", f.id.value);
-  }
-  for (std::size_t id = 0; id < pair_groups.size(); ++id) {
-    if (!pair_groups[id].active) continue;
-    const auto it = expected_pair_caps.find(static_cast<std::int32_t>(id));
-    if (it == expected_pair_caps.end() || !same_caps(it->second, pair_groups[id].caps))
-      return fmt::format("pair group {}: caps out of step", id);
-  }
-  return "";
 }
 
 }  // namespace megasim::backend

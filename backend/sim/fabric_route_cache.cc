@@ -1,0 +1,70 @@
+// The route cache: ECMP and spray routes by a flow's first lane (a communicator's transfers reuse
+// their connections, and so their paths, all iteration). Flows routed from it read its lanes and
+// segments in place and credit the bytes they carry to it; clearing it (a link's membership or
+// capacity changed) credits those bytes to the links and gives the flows their own copies.
+#include <memory>
+
+#include "backend/sim/fabric_impl.h"
+
+namespace megasim::backend {
+
+void Fabric::Impl::own_route(FlowState& f) {
+  if (f.route == nullptr) return;
+  f.lanes = f.route->routes;
+  f.segments = f.route->segments;
+  f.route = nullptr;
+}
+
+void Fabric::Impl::clear_route_cache() {
+  for (const std::unique_ptr<CachedRoute>& r : route_store) {
+    for (const Usage& u : r->usages) links[u.link.index()].carried += u.weight * r->pending_lane_bytes;
+  }
+  for (FlowState& f : flows) {
+    if (f.active) {
+      own_route(f);
+    } else {
+      f.route = nullptr;
+    }
+  }
+  route_cache.clear();
+  route_store.clear();
+}
+
+void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) {
+  f.lanes.clear();
+  f.segments.clear();
+  f.latency = -1;
+  f.route = nullptr;
+  const bool cacheable = params.routing != Routing::kAdaptive;  // adaptive paths depend on the load
+  const LaneKey key{lanes.front().src.value, lanes.front().dst.value, lanes.front().connection};
+  if (cacheable) {
+    if (CachedRoute* cached = route_cache.find(key); cached != nullptr && cached->lanes == lanes) {
+      const CachedRoute& r = *cached;
+      f.usages = r.usages;  // the flow's own: they carry its places in the link lists
+      f.latency = r.latency;
+      f.route = cached;
+      return;
+    }
+  }
+  for (const FlowLane& lane : lanes) {
+    LaneRoute r{lane, static_cast<std::uint32_t>(f.segments.size()), 0, false};
+    const LaneResult result = route_lane(lane, f.segments);
+    r.segments = static_cast<std::uint32_t>(f.segments.size()) - r.first_segment;
+    r.fluid = result.fluid;
+    f.stuck = f.stuck || result.stuck;
+    f.lanes.push_back(r);
+  }
+  build_usages(f);
+  if (cacheable && !f.stuck) {
+    f.latency = path_latency(f);
+    // A route already cached under this key (other lanes) stays in the store for the flows using it.
+    route_store.push_back(std::make_unique<CachedRoute>(
+        CachedRoute{lanes, std::move(f.lanes), std::move(f.segments), f.usages, f.latency}));
+    f.lanes.clear();
+    f.segments.clear();
+    f.route = route_store.back().get();
+    route_cache.assign(key, f.route);
+  }
+}
+
+}  // namespace megasim::backend
