@@ -145,6 +145,10 @@ double Fabric::link_bytes_carried(topo::LinkId link) const {
   return carried;
 }
 
+std::uint64_t Fabric::completed_flow_count() const {
+  return impl_->completed;
+}
+
 const std::vector<FlowRecord>& Fabric::completed_flows() const {
   return impl_->records;
 }

@@ -71,6 +71,9 @@ struct FabricParams {
   // Re-solve only the region around a change, checked exact (fabric_local_solve.cc); false always
   // re-solves the whole connected component (the reference the tests compare against).
   bool region_solve = true;
+  // Keep a FlowRecord per completed flow (completed_flows()); false keeps only their count, which
+  // saves tens of MB on a large iteration whose trace does not list flows.
+  bool keep_flow_records = true;
 };
 // Throws sim::ConfigError("fabric.<key>", ...) for out-of-range values.
 void validate(const FabricParams& params);
@@ -139,7 +142,8 @@ class Fabric {
   [[nodiscard]] double link_capacity_bytes_per_s(topo::LinkId link) const;  // effective, now
   [[nodiscard]] double link_load_bytes_per_s(topo::LinkId link) const;      // sum of weight x rate
   [[nodiscard]] double link_bytes_carried(topo::LinkId link) const;         // so far
-  [[nodiscard]] const std::vector<FlowRecord>& completed_flows() const;
+  [[nodiscard]] const std::vector<FlowRecord>& completed_flows() const;     // empty unless keep_flow_records
+  [[nodiscard]] std::uint64_t completed_flow_count() const;
   [[nodiscard]] std::uint64_t rate_recomputations() const;
   // Completions whose re-solve was skipped because removing the flow provably left every other
   // rate max-min fair (fabric_removal.cc).

@@ -193,8 +193,10 @@ void Fabric::Impl::complete(std::uint32_t slot) {
   }
   sim.cancel(f.stall_check);
   const sim::SimTime latency = !f.add_path_latency ? 0 : f.latency >= 0 ? f.latency : path_latency(f);
-  records.push_back(
-      {f.id, f.start, sim.now() + latency, f.bytes_per_lane, static_cast<std::int32_t>(lanes_of(f).size())});
+  ++completed;
+  if (params.keep_flow_records)
+    records.push_back(
+        {f.id, f.start, sim.now() + latency, f.bytes_per_lane, static_cast<std::int32_t>(lanes_of(f).size())});
   const FlowId id = f.id;
   std::function<void(FlowId)> callback = std::move(f.on_complete);
   f.on_complete = nullptr;

@@ -294,7 +294,8 @@ struct Fabric::Impl {
   std::vector<std::uint32_t> flow_epoch;  // by slot: the recomputation epoch that put it in a region
   std::vector<std::uint32_t> free_slots;
   std::vector<std::int32_t> slot_of_id;  // FlowId value -> slot, -1 once completed
-  std::vector<FlowRecord> records;
+  std::vector<FlowRecord> records;       // when params.keep_flow_records
+  std::uint64_t completed = 0;           // flows completed
   std::vector<FlowId> stuck_flows;
 
   std::vector<topo::LinkId> dirty_links;

@@ -15,6 +15,13 @@
 namespace megasim::backend {
 namespace {
 
+// The fabric keeps a record per flow only for a trace that lists flows.
+FabricParams fabric_params(const IterationInputs& in) {
+  FabricParams p = in.fabric;
+  p.keep_flow_records = in.record_flows;
+  return p;
+}
+
 // The structure the caller builds (workload, placement): internal errors when wrong.
 void check_structure(const IterationInputs& in) {
   MEGASIM_ASSERT(in.workload != nullptr && in.topology != nullptr, "iteration inputs need a workload and a topology");
@@ -67,7 +74,7 @@ Executor::Executor(const IterationInputs& in)
       tp_(in.workload->plan.tp),
       pp_(in.workload->plan.pp),
       dp_(in.workload->plan.dp),
-      fabric_(sim_, *in.topology, in.fabric),
+      fabric_(sim_, *in.topology, fabric_params(in)),
       runner_(sim_, fabric_, in.collective) {
   build_stages();
   build_units();
@@ -168,7 +175,7 @@ Trace Executor::run(IterationStats* stats) {
     stats->events = sim_.events_processed();
     stats->rate_recomputations = fabric_.rate_recomputations();
     stats->region_recomputations = fabric_.region_recomputations();
-    stats->flows = fabric_.completed_flows().size();
+    stats->flows = fabric_.completed_flow_count();
     stats->dp_collectives = dp_collectives_;
   }
   return std::move(trace_);
