@@ -59,6 +59,19 @@ KeySpec field(std::string_view section, std::string_view name, std::string_view 
   return spec;
 }
 
+// A string key naming a value of the enum field `member`: parse(text, "section.name") throws the
+// ConfigError for an unknown name, and to_string (found by argument-dependent lookup) names it back.
+template <typename Sub, typename Enum, typename Parse>
+KeySpec enum_field(std::string_view section, std::string_view name, std::string_view choices,
+                   std::string_view description, Sub Scenario::*sub, Enum Sub::*member, Parse parse) {
+  KeySpec spec{section, name, ValueType::kString, "", description, choices, {}, {}};
+  spec.set = [sub, member, parse, key = std::string(section) + "." + std::string(name)](Scenario& s, const Value& v) {
+    (s.*sub).*member = parse(std::get<std::string>(v), key);
+  };
+  spec.get = [sub, member](const Scenario& s) -> Value { return std::string(to_string((s.*sub).*member)); };
+  return spec;
+}
+
 // A float key in `unit` (seconds or microseconds) stored as SimTime nanoseconds.
 template <typename Sub>
 KeySpec duration(std::string_view section, std::string_view name, std::string_view unit, std::string_view description,

@@ -12,6 +12,7 @@ namespace megasim::scenarios {
 namespace {
 
 using binding::duration;
+using binding::enum_field;
 using binding::field;
 constexpr double kNsPerSecond = 1e9;
 constexpr double kNsPerMicrosecond = 1e3;
@@ -83,10 +84,8 @@ void add_cluster_keys(std::vector<KeySpec>& t) {
 void add_fabric_keys(std::vector<KeySpec>& t) {
   using backend::FabricParams;
   constexpr auto f = &Scenario::fabric;
-  t.push_back(custom(
-      "fabric", "routing", ValueType::kString, "", "ecmp|spray|adaptive", "how flows pick among equal-cost paths",
-      [](Scenario& s, const Value& v) { s.fabric.routing = backend::parse_routing(text_of(v), "fabric.routing"); },
-      [](const Scenario& s) -> Value { return std::string(backend::to_string(s.fabric.routing)); }));
+  t.push_back(enum_field("fabric", "routing", "ecmp|spray|adaptive", "how flows pick among equal-cost paths", f,
+                         &FabricParams::routing, backend::parse_routing));
   t.push_back(custom(
       "fabric", "ecmp_hash", ValueType::kString, "", "crc32|xor", "hash function of the switches' ECMP",
       [](Scenario& s, const Value& v) {
@@ -135,18 +134,10 @@ void add_model_keys(std::vector<KeySpec>& t) {
                     &ModelSpec::num_query_groups));
   t.push_back(field("model", "ffn_hidden_size", "", "MLP width (0: 4h for GeLU, Megatron's 8h/3 rule for SwiGLU)", m,
                     &ModelSpec::ffn_hidden_size));
-  t.push_back(custom(
-      "model", "activation", ValueType::kString, "", "gelu|swiglu", "MLP activation",
-      [](Scenario& s, const Value& v) {
-        s.model.activation = models::parse_activation(text_of(v), "model.activation");
-      },
-      [](const Scenario& s) -> Value { return std::string(models::to_string(s.model.activation)); }));
-  t.push_back(custom(
-      "model", "position_embedding_type", ValueType::kString, "", "learned_absolute|rope", "position embedding",
-      [](Scenario& s, const Value& v) {
-        s.model.position_embedding_type = models::parse_position_embedding(text_of(v), "model.position_embedding_type");
-      },
-      [](const Scenario& s) -> Value { return std::string(models::to_string(s.model.position_embedding_type)); }));
+  t.push_back(enum_field("model", "activation", "gelu|swiglu", "MLP activation", m, &ModelSpec::activation,
+                         models::parse_activation));
+  t.push_back(enum_field("model", "position_embedding_type", "learned_absolute|rope", "position embedding", m,
+                         &ModelSpec::position_embedding_type, models::parse_position_embedding));
   t.push_back(field("model", "seq_length", "tokens", "sequence length s", m, &ModelSpec::seq_length));
   t.push_back(field("model", "vocab_size", "tokens", "vocabulary before padding", m, &ModelSpec::vocab_size));
   t.push_back(field("model", "make_vocab_size_divisible_by", "", "vocabulary padding unit (times TP)", m,
@@ -172,12 +163,8 @@ void add_plan_keys(std::vector<KeySpec>& t) {
                     &ParallelPlan::global_batch_size));
   t.push_back(field("plan", "use_distributed_optimizer", "", "shard optimizer state over DP (ZeRO-1/2 style)", p,
                     &ParallelPlan::use_distributed_optimizer));
-  t.push_back(custom(
-      "plan", "recompute_granularity", ValueType::kString, "", "none|selective|full", "activation recomputation",
-      [](Scenario& s, const Value& v) {
-        s.plan.recompute_granularity = models::parse_recompute_granularity(text_of(v), "plan.recompute_granularity");
-      },
-      [](const Scenario& s) -> Value { return std::string(models::to_string(s.plan.recompute_granularity)); }));
+  t.push_back(enum_field("plan", "recompute_granularity", "none|selective|full", "activation recomputation", p,
+                         &ParallelPlan::recompute_granularity, models::parse_recompute_granularity));
   t.push_back(field("plan", "overlap_grad_reduce", "", "DP reduce-scatter overlapped with backward", p,
                     &ParallelPlan::overlap_grad_reduce));
   t.push_back(field("plan", "overlap_param_gather", "", "DP all-gather prefetched during forward", p,
