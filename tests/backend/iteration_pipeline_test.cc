@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "backend/sim/iteration_executor.h"
+#include "fabric_test_util.h"
 #include "iteration_executor_test_util.h"
 
 namespace megasim::backend {
@@ -128,13 +129,7 @@ TEST(IterationPipeline, MediumCaseRunsFastAndKeepsReplicasInStep) {
 
 // (7) Same inputs, same trace, on a fabric where ECMP matters (three tiers, flows through cores).
 TEST(IterationPipeline, Deterministic) {
-  topo::ClusterParams c;
-  c.gpus = 128;
-  c.gpus_per_server = 2;
-  c.rails = 2;
-  c.switch_radix = 8;
-  c.servers_per_group = 8;
-  const topo::Topology topo = topo::Topology::build(c);
+  const topo::Topology topo = topo::Topology::build(small_cluster(128));
   models::Workload w = empty_workload(2, 4, 16, 1, 8);
   add_pipeline_programs(w, PipelineOptions{.pp_bytes = 8e6, .dp_buckets = 2, .dp_bucket_bytes = 20e6});
   IterationInputs in = make_inputs(w, topo, first_gpus(128), {{1 * kMs, 0}, {2 * kMs, 0}});
