@@ -18,7 +18,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "backend/sim/fabric.h"
@@ -82,6 +81,8 @@ struct PairGroup {
   PrivateCaps caps;  // one entry per link of the pair
   bool active = false;
   [[nodiscard]] std::uint32_t partner(std::uint32_t slot) const { return slot == a ? b : a; }
+  // Whether this id is the live group of `slot` (ids are reused).
+  [[nodiscard]] bool has(std::uint32_t slot) const { return active && (a == slot || b == slot); }
 };
 
 // The last constraint found to be a flow's bottleneck: the link of one of its usages (by index, so

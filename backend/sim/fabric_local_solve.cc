@@ -221,7 +221,7 @@ bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
   // A link hint counts only while the link is still shared: a paired link is in the region, if at
   // all, as its pair group, and its list holds the partner's old rate.
   const BottleneckHint hint = g.bottleneck;
-  if (hint.pair >= 0 ? std::ranges::find(g.pairs, static_cast<std::uint32_t>(hint.pair)) != g.pairs.end() &&
+  if (hint.pair >= 0 ? pair_groups[static_cast<std::size_t>(hint.pair)].has(slot) &&
                            is_pair_bottleneck(static_cast<std::uint32_t>(hint.pair))
                      : hint.usage >= 0 && g.usages[static_cast<std::size_t>(hint.usage)].shared_index >= 0 &&
                            is_bottleneck(g.usages[static_cast<std::size_t>(hint.usage)].link)) {

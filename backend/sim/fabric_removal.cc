@@ -31,7 +31,7 @@ bool Fabric::Impl::is_bottleneck_of(topo::LinkId l, std::uint32_t slot, std::uin
 // smallest cap, and neither flow is faster. False for a group that ended or is another pair's now.
 bool Fabric::Impl::is_pair_bottleneck_of(std::int32_t pair, std::uint32_t slot) const {
   const PairGroup& g = pair_groups[static_cast<std::size_t>(pair)];
-  if (!g.active || (g.a != slot && g.b != slot)) return false;
+  if (!g.has(slot)) return false;
   const double limit = flows[slot].rate * (1 + kRateTolerance);
   const double ra = flows[g.a].rate;
   const double rb = flows[g.b].rate;
