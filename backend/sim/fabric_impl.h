@@ -262,6 +262,7 @@ struct Fabric::Impl {
   bool recompute_region();
   bool region_add_link(topo::LinkId l);
   bool region_add_pair(std::uint32_t pair);
+  std::uint32_t region_append(topo::LinkId l, std::int32_t pair, double capacity);
   bool region_add_flow(std::uint32_t slot);
   bool build_region_problem();
   void region_loads();

@@ -36,12 +36,7 @@ bool Fabric::Impl::region_add_link(topo::LinkId l) {
   if (m.epoch == epoch) return true;
   const double capacity = links[l.index()].capacity();
   if (capacity <= 0) return false;
-  m.epoch = epoch;
-  m.local = static_cast<std::uint32_t>(region.links.size());
-  region.links.push_back(l);
-  region.pair.push_back(-1);
-  region.capacity.push_back(capacity);
-  region.inside.push_back(0);
+  m = {epoch, region_append(l, -1, capacity)};
   return true;
 }
 
@@ -51,13 +46,17 @@ bool Fabric::Impl::region_add_pair(std::uint32_t pair) {
   if (m.epoch == epoch) return true;
   const double capacity = pair_groups[pair].caps.min();
   if (capacity <= 0) return false;
-  m.epoch = epoch;
-  m.local = static_cast<std::uint32_t>(region.links.size());
-  region.links.emplace_back();
-  region.pair.push_back(static_cast<std::int32_t>(pair));
+  m = {epoch, region_append({}, static_cast<std::int32_t>(pair), capacity)};
+  return true;
+}
+
+// Appends a region link: a real link, or (l invalid) a pair group. Returns its local number.
+std::uint32_t Fabric::Impl::region_append(topo::LinkId l, std::int32_t pair, double capacity) {
+  region.links.push_back(l);
+  region.pair.push_back(pair);
   region.capacity.push_back(capacity);
   region.inside.push_back(0);
-  return true;
+  return static_cast<std::uint32_t>(region.links.size() - 1);
 }
 
 // Adds a flow to R with its shared links and pair groups; false for a flow the region solve does not
@@ -89,19 +88,16 @@ bool Fabric::Impl::build_region_problem() {
   region.outside_max.assign(n, 0.0);
   problem.clear();
   for (std::size_t i = 0; i < n; ++i) {
-    double load = 0, fastest = 0;
     if (region.pair[i] >= 0) {
       if (region.inside[i] == 2) {
         problem.add_link(region.capacity[i]);
         continue;
       }
       const PairGroup& g = pair_groups[static_cast<std::size_t>(region.pair[i])];
-      const std::uint32_t outside = flow_epoch[g.a] == epoch ? g.b : g.a;
-      if (flows[outside].rate <= 0) return false;  // unsolved or stalled neighbour: full solve
-      load = fastest = flows[outside].rate;
-      region.outside_load[i] = load;
-      region.outside_max[i] = fastest;
-      problem.add_link(std::max(0.0, region.capacity[i] - load));
+      const double outside_rate = flows[flow_epoch[g.a] == epoch ? g.b : g.a].rate;
+      if (outside_rate <= 0) return false;  // unsolved or stalled neighbour: full solve
+      region.outside_load[i] = region.outside_max[i] = outside_rate;
+      problem.add_link(std::max(0.0, region.capacity[i] - outside_rate));
       continue;
     }
     const std::vector<LinkFlowEntry>& list = link_flows[region.links[i].index()];
@@ -109,6 +105,7 @@ bool Fabric::Impl::build_region_problem() {
       problem.add_link(region.capacity[i]);
       continue;
     }
+    double load = 0, fastest = 0;
     for (const LinkFlowEntry& e : list) {
       if (flow_epoch[e.slot] == epoch) continue;
       if (e.rate <= 0) return false;  // unsolved or stalled neighbour: full solve
