@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "models/compute_cost.h"
+#include "models/dtype_bytes.h"
 #include "sim/error.h"
 
 namespace megasim::models {
@@ -20,8 +21,6 @@ constexpr double kSoftmaxForwardBytes = 4;
 constexpr double kDropoutForwardBytes = 5;
 constexpr double kDropoutBackwardBytes = 5;
 constexpr double kSoftmaxBackwardBytes = 6;
-constexpr double kBf16Bytes = 2;
-constexpr double kFp32Bytes = 4;
 // FlashAttention-2's backward launches a dot(dO, O) pre-pass, the main kernel and a dQ conversion.
 constexpr int kFlashBackwardKernels = 3;
 

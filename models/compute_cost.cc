@@ -7,12 +7,11 @@
 #include <limits>
 
 #include "models/compute_cost.h"
+#include "models/dtype_bytes.h"
 #include "sim/error.h"
 
 namespace megasim::models {
 namespace {
-
-constexpr double kBf16Bytes = 2.0;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;

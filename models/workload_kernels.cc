@@ -6,15 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include "models/dtype_bytes.h"
 #include "models/layer_ops.h"
 #include "models/workload_internal.h"
 
 namespace megasim::models::workload_detail {
 namespace {
-
-constexpr double kBf16 = 2;
-constexpr double kFp32 = 4;
-constexpr double kInt64 = 8;
 
 // Zeroing the fp32 main-gradient buffer of every parameter the rank holds before the iteration
 // accumulates into it (DistributedDataParallel.zero_grad_buffer, called at the start of each
@@ -42,7 +39,7 @@ struct Sizes {
 Sizes sizes_of(const ModelSpec& model, const ResolvedPlan& plan) {
   Sizes x;
   x.tokens = static_cast<double>(model.seq_length * plan.plan.micro_batch_size);
-  x.hidden_bytes = kBf16 * x.tokens * static_cast<double>(model.hidden_size);
+  x.hidden_bytes = kBf16Bytes * x.tokens * static_cast<double>(model.hidden_size);
   x.tp = plan.tp;
   x.sp = plan.plan.sequence_parallel;
   x.overlap = plan.plan.tp_comm_overlap;
@@ -127,7 +124,7 @@ std::pair<KernelList, KernelList> output_lists(const ModelSpec& model, const Res
     } else {
       backward.tp_collectives.push_back(call(CollectiveOp::kAllReduce, x.hidden_bytes, 1, true));
     }
-    forward.tp_collectives.push_back(call(CollectiveOp::kAllReduce, kFp32 * x.tokens, 3, false));
+    forward.tp_collectives.push_back(call(CollectiveOp::kAllReduce, kFp32Bytes * x.tokens, 3, false));
   }
   return {std::move(forward), std::move(backward)};
 }
@@ -146,11 +143,11 @@ KernelList data_loading(const ModelSpec& model, const Sizes& x, bool first, bool
   auto broadcast = [&](double bytes) {
     if (x.tp > 1) list.tp_collectives.push_back(call(CollectiveOp::kBroadcast, bytes, 1, false));
   };
-  if (first) broadcast(kInt64 * x.tokens);  // tokens
-  if (last) broadcast(kInt64 * x.tokens);   // labels
-  if (last) broadcast(kFp32 * x.tokens);    // loss mask
-  broadcast(mask);                          // attention mask
-  if (first) broadcast(kInt64 * x.tokens);  // position ids
+  if (first) broadcast(kInt64Bytes * x.tokens);  // tokens
+  if (last) broadcast(kInt64Bytes * x.tokens);   // labels
+  if (last) broadcast(kFp32Bytes * x.tokens);    // loss mask
+  broadcast(mask);                               // attention mask
+  if (first) broadcast(kInt64Bytes * x.tokens);  // position ids
   if (first != last) list.name = first ? "data loading (first stage)" : "data loading (last stage)";
   return list;
 }
@@ -184,7 +181,8 @@ KernelList optimizer_step(const ModelSpec& model, const ResolvedPlan& plan, std:
   if (plan.plan.sequence_parallel) {
     std::int64_t replicated = plan.layers_per_stage * replicated_layer_parameters(model, plan.tp);
     if (stage == plan.pp - 1) replicated += 2 * model.hidden_size;  // final LayerNorm
-    list.tp_collectives.push_back(call(CollectiveOp::kAllReduce, kFp32 * static_cast<double>(replicated), 1, false));
+    list.tp_collectives.push_back(
+        call(CollectiveOp::kAllReduce, kFp32Bytes * static_cast<double>(replicated), 1, false));
   }
   return list;
 }
@@ -221,7 +219,7 @@ KernelIds add_kernel_lists(const ModelSpec& model, const ResolvedPlan& plan, std
 
 double pp_transfer_bytes(const ModelSpec& model, const ResolvedPlan& plan) {
   const double elements = static_cast<double>(model.seq_length * plan.plan.micro_batch_size * model.hidden_size);
-  return kBf16 * (plan.plan.sequence_parallel ? elements / static_cast<double>(plan.tp) : elements);
+  return kBf16Bytes * (plan.plan.sequence_parallel ? elements / static_cast<double>(plan.tp) : elements);
 }
 
 }  // namespace megasim::models::workload_detail
