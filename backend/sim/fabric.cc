@@ -124,7 +124,7 @@ double Fabric::link_capacity_bytes_per_s(topo::LinkId link) const {
 
 double Fabric::link_load_bytes_per_s(topo::LinkId link) const {
   double load = 0;
-  for (const LinkFlowEntry& e : impl_->link_flows[link.index()]) {
+  for (const LinkFlowEntry& e : impl_->flows_on(link)) {
     const FlowState& f = impl_->flows[e.slot];
     load += f.usages[e.usage].weight * std::max(0.0, f.rate);
   }
@@ -137,7 +137,7 @@ double Fabric::link_bytes_carried(topo::LinkId link) const {
     const auto u = std::ranges::lower_bound(r->usages, link, {}, &Usage::link);
     if (u != r->usages.end() && u->link == link) carried += u->weight * r->pending_lane_bytes;
   }
-  for (const LinkFlowEntry& e : impl_->link_flows[link.index()]) {
+  for (const LinkFlowEntry& e : impl_->flows_on(link)) {
     const FlowState& f = impl_->flows[e.slot];
     const double done = f.bytes_per_lane - impl_->remaining_now(f) - f.done_at_route_change;
     carried += f.usages[e.usage].weight * done;

@@ -105,7 +105,8 @@ void Fabric::Impl::build_usages(FlowState& f) {
 }
 
 // Enters the flow in its links' flow lists and classifies its usages and those of the flows it
-// joins: private, paired or shared (fabric_sharing.cc).
+// joins: private, paired or shared (fabric_sharing.cc). A link it is first on just records it as
+// the lone flow; a link's second flow moves the lone one into the link's list.
 void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
   f.shared.clear();
@@ -113,18 +114,28 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
   MEGASIM_ASSERT(f.pairs.empty(), "a flow entering its links is already paired");
   const std::size_t n = f.usages.size();
   for (std::size_t i = 0; i < n; ++i) {
-    // The link lists are scattered over the fabric: fetch the list headers and ends ahead of use.
-    if (i + 8 < n) __builtin_prefetch(&link_flows[f.usages[i + 8].link.index()]);
-    if (i + 4 < n) {
-      const std::vector<LinkFlowEntry>& ahead = link_flows[f.usages[i + 4].link.index()];
-      __builtin_prefetch(ahead.data() + ahead.size(), 1);
-    }
+    if (i + 8 < n) __builtin_prefetch(&occupants[f.usages[i + 8].link.index()], 1);
     Usage& u = f.usages[i];
+    if (mark_links_dirty) mark_dirty(u.link);
+    LinkOccupant& occupant = occupants[u.link.index()];
+    u.shared_index = -1;
+    u.pair = -1;
+    if (occupant.slot == kNoSlot) {
+      occupant = {slot, static_cast<std::uint32_t>(i)};
+      u.position = 0;
+      f.private_caps.add(u.cap);
+      continue;
+    }
     std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
+    if (occupant.slot != LinkOccupant::kListed) {
+      const FlowState& lone = flows[occupant.slot];
+      const Usage& lone_usage = lone.usages[occupant.usage];
+      list.push_back({occupant.slot, occupant.usage, lone_usage.weight, lone.rate});
+      occupant.slot = LinkOccupant::kListed;
+    }
     u.position = static_cast<std::uint32_t>(list.size());
     list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate});
     on_link_joined(slot, static_cast<std::uint32_t>(i));
-    if (mark_links_dirty) mark_dirty(u.link);
   }
 }
 
@@ -133,9 +144,15 @@ void Fabric::Impl::install_usages(std::uint32_t slot, bool mark_links_dirty) {
   enter_usages(slot, mark_links_dirty);
 }
 
+// Leaves the flow's links; a link left with one flow records it as its lone flow again.
 void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
   for (const Usage& u : f.usages) {
+    LinkOccupant& occupant = occupants[u.link.index()];
+    if (occupant.slot != LinkOccupant::kListed) {  // it was alone: the link is empty now
+      occupant.slot = kNoSlot;
+      continue;
+    }
     std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
     if (u.pair >= 0) {  // its partner stays alone on the link
       const LinkFlowEntry& partner = list[u.position == 0 ? 1 : 0];
@@ -149,7 +166,12 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       flows[moved.slot].usages[moved.usage].position = u.position;
     }
     on_link_left(u.link);
-    if (mark_links_dirty && !list.empty()) mark_dirty(u.link);  // a link left empty constrains no flow
+    if (mark_links_dirty) mark_dirty(u.link);
+    if (list.size() == 1) {
+      occupant = {list.front().slot, list.front().usage};
+      flows[occupant.slot].usages[occupant.usage].position = 0;
+      list.clear();
+    }
   }
   MEGASIM_ASSERT(f.pairs.empty(), "a flow left its links but not its pair groups");
   f.usages.clear();

@@ -42,7 +42,7 @@ struct LaneRoute {
 };
 
 // A link crossed by a flow: the weight summed over the flow's segments, and the position of the
-// flow's entry in the link's flow list (for O(1) removal).
+// flow's entry in the link's flow list while the link is shared (for O(1) removal).
 // 32 bytes (a flow's usages are copied from the route cache at every start).
 struct Usage {
   topo::LinkId link;
@@ -130,12 +130,46 @@ struct FlowState {
 };
 
 // A flow's entry in a link's flow list, with copies of its weight there and its current rate so
-// that scans of a link (its load, its fastest flow) read one compact array.
+// that scans of a shared link (its load, its fastest flow) read one compact array.
 struct LinkFlowEntry {
   std::uint32_t slot;   // flow slot
   std::uint32_t usage;  // index into that flow's usages
   double weight;        // = flows[slot].usages[usage].weight
   double rate;          // = flows[slot].rate (-1 until the first solve)
+};
+
+inline constexpr std::uint32_t kNoSlot = UINT32_MAX;  // no flow slot
+
+// Who crosses a link, in 8 bytes of one dense array. Most links carry one flow at a time (the NIC
+// cables and switch ports of a pipeline transfer), and a flow enters and leaves every link of its
+// route, so the lone flow is kept here and a list of entries (link_flows) exists only while two or
+// more flows share the link: entering or leaving a lone link touches one word of an array that
+// stays in cache, not a list scattered over the heap.
+struct LinkOccupant {
+  static constexpr std::uint32_t kListed = kNoSlot - 1;  // the flows are in link_flows
+  std::uint32_t slot = kNoSlot;                          // the lone flow, kNoSlot (none) or kListed
+  std::uint32_t usage = 0;                               // the lone flow's usage of the link
+};
+
+// The flows on one link as entries (Fabric::Impl::flows_on): the shared list, or one entry made
+// from the lone flow. Holds that entry itself, so references into it live as long as the view.
+class LinkFlowsView {
+ public:
+  LinkFlowsView() = default;
+  explicit LinkFlowsView(std::span<const LinkFlowEntry> listed) : listed_(listed) {}
+  explicit LinkFlowsView(const LinkFlowEntry& lone) : lone_(lone), has_lone_(true) {}
+  [[nodiscard]] const LinkFlowEntry* begin() const { return has_lone_ ? &lone_ : listed_.data(); }
+  [[nodiscard]] const LinkFlowEntry* end() const { return begin() + size(); }
+  [[nodiscard]] std::size_t size() const { return has_lone_ ? 1 : listed_.size(); }
+  [[nodiscard]] bool empty() const { return size() == 0; }
+  [[nodiscard]] const LinkFlowEntry& operator[](std::size_t i) const { return begin()[i]; }
+  [[nodiscard]] const LinkFlowEntry& front() const { return *begin(); }
+  [[nodiscard]] const LinkFlowEntry& back() const { return end()[-1]; }
+
+ private:
+  std::span<const LinkFlowEntry> listed_;
+  LinkFlowEntry lone_{};
+  bool has_lone_ = false;
 };
 
 struct LinkState {
@@ -172,8 +206,6 @@ struct LinkMark {
 // Relative tolerance of the exact shortcuts' saturation and rate comparisons (fabric_removal.cc,
 // fabric_local_solve.cc), far above the solver's rounding and far below any physical difference.
 inline constexpr double kRateTolerance = 1e-9;
-
-inline constexpr std::uint32_t kNoSlot = UINT32_MAX;  // no flow slot
 
 // Working memory of the region solve (fabric_local_solve.cc), indexed by the region's local link
 // numbers (LinkMark::local): shared links and pair groups.
@@ -224,6 +256,7 @@ struct Fabric::Impl {
   void route_flow(FlowState& f, const std::vector<FlowLane>& lanes);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
   [[nodiscard]] const FlowState* find(FlowId id) const;
+  [[nodiscard]] LinkFlowsView flows_on(topo::LinkId l) const;
   [[nodiscard]] sim::SimTime path_latency(const FlowState& f) const;
 
   // fabric_routing.cc
@@ -290,10 +323,11 @@ struct Fabric::Impl {
   topo::EcmpMembership all_links;  // never changes: routes of last resort over dead links
 
   std::vector<LinkState> links;
-  std::vector<LinkMark> link_mark;  // by link, see LinkMark
-  std::vector<std::vector<LinkFlowEntry>> link_flows;
-  std::vector<FlowState> flows;           // by slot; slots are reused
-  std::vector<std::uint32_t> flow_epoch;  // by slot: the recomputation epoch that put it in a region
+  std::vector<LinkMark> link_mark;                     // by link, see LinkMark
+  std::vector<LinkOccupant> occupants;                 // by link: its lone flow, or whether link_flows lists them
+  std::vector<std::vector<LinkFlowEntry>> link_flows;  // by link: its flows while two or more share it
+  std::vector<FlowState> flows;                        // by slot; slots are reused
+  std::vector<std::uint32_t> flow_epoch;               // by slot: the recomputation epoch that put it in a region
   std::vector<std::uint32_t> free_slots;
   std::vector<std::int32_t> slot_of_id;  // FlowId value -> slot, -1 once completed
   std::vector<FlowRecord> records;       // when params.keep_flow_records
@@ -337,6 +371,14 @@ struct Fabric::Impl {
   RouteIndex route_cache;
   std::vector<std::unique_ptr<CachedRoute>> route_store;
 };
+
+inline LinkFlowsView Fabric::Impl::flows_on(topo::LinkId l) const {
+  const LinkOccupant& o = occupants[l.index()];
+  if (o.slot == LinkOccupant::kListed) return LinkFlowsView(link_flows[l.index()]);
+  if (o.slot == kNoSlot) return {};
+  const FlowState& f = flows[o.slot];
+  return LinkFlowsView(LinkFlowEntry{o.slot, o.usage, f.usages[o.usage].weight, f.rate});
+}
 
 inline std::span<const LaneRoute> Fabric::Impl::lanes_of(const FlowState& f) {
   return f.route != nullptr ? std::span<const LaneRoute>(f.route->routes) : std::span<const LaneRoute>(f.lanes);

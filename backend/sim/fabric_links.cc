@@ -18,6 +18,7 @@ Fabric::Impl::Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p)
       all_links(t.num_links()),
       links(t.num_links()),
       link_mark(t.num_links()),
+      occupants(t.num_links()),
       link_flows(t.num_links()) {
   validate(params);
   // Effective capacity: nominal Gb/s as bytes/s times the achievable fraction for its kind.
@@ -70,7 +71,7 @@ void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
   clear_route_cache();
   // Re-route in flow-id order (the order adaptive routing sees the loads in).
   std::vector<FlowId> affected;
-  for (const LinkFlowEntry& e : link_flows[l.index()]) affected.push_back(flows[e.slot].id);
+  for (const LinkFlowEntry& e : flows_on(l)) affected.push_back(flows[e.slot].id);
   std::sort(affected.begin(), affected.end());
   for (const FlowId id : affected) {
     const auto slot = static_cast<std::uint32_t>(slot_of_id[id.index()]);

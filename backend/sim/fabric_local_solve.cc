@@ -100,7 +100,7 @@ bool Fabric::Impl::build_region_problem() {
       problem.add_link(std::max(0.0, region.capacity[i] - outside_rate));
       continue;
     }
-    const std::vector<LinkFlowEntry>& list = link_flows[region.links[i].index()];
+    const LinkFlowsView list = flows_on(region.links[i]);
     if (list.size() == region.inside[i]) {  // every flow on it is in R: nothing outside to hold
       problem.add_link(region.capacity[i]);
       continue;
@@ -178,7 +178,7 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
       return true;
     }
     if (region.outside_max[local] <= limit) continue;
-    for (const LinkFlowEntry& e : link_flows[l.index()]) {
+    for (const LinkFlowEntry& e : flows_on(l)) {
       if (flow_epoch[e.slot] != epoch && e.rate > limit) {
         region.joining.push_back(e.slot);
         queued = true;
@@ -248,7 +248,7 @@ bool Fabric::Impl::recompute_region() {
   region.capacity.clear();
   for (const topo::LinkId l : dirty_links) {
     if (links[l.index()].capacity() <= 0) return false;
-    for (const LinkFlowEntry& e : link_flows[l.index()]) {
+    for (const LinkFlowEntry& e : flows_on(l)) {
       if (!region_add_flow(e.slot)) return false;
     }
   }
@@ -280,7 +280,7 @@ bool Fabric::Impl::recompute_region() {
         check_outside(g.b);
         continue;
       }
-      const std::vector<LinkFlowEntry>& list = link_flows[region.links[local].index()];
+      const LinkFlowsView list = flows_on(region.links[local]);
       if (list.size() == region.inside[local]) continue;  // no flow outside R on it
       for (const LinkFlowEntry& e : list) check_outside(e.slot);
     }

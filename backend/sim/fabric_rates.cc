@@ -45,7 +45,7 @@ void Fabric::Impl::collect_component() {
   while (!bfs_stack.empty()) {
     const topo::LinkId l = bfs_stack.back();
     bfs_stack.pop_back();
-    for (const LinkFlowEntry& e : link_flows[l.index()]) {
+    for (const LinkFlowEntry& e : flows_on(l)) {
       if (flow_epoch[e.slot] == epoch) continue;
       flow_epoch[e.slot] = epoch;
       component_flows.push_back(e.slot);
@@ -87,7 +87,9 @@ void Fabric::Impl::apply_rate(std::uint32_t slot, double rate) {
   if (f.rate >= 0 && std::abs(rate - f.rate) <= 1e-12 * f.rate) return;
   settle(f);
   f.rate = rate;
-  for (const Usage& u : f.usages) link_flows[u.link.index()][u.position].rate = rate;
+  for (const Usage& u : f.usages) {  // its entries in the lists of the links it shares
+    if (u.shared_index >= 0 || u.pair >= 0) link_flows[u.link.index()][u.position].rate = rate;
+  }
   sim.cancel(f.completion);
   f.completion = {};
   // A completion more than ~285 years away is never reached: treat it like a stall.

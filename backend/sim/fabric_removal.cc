@@ -20,7 +20,7 @@ namespace megasim::backend {
 bool Fabric::Impl::is_bottleneck_of(topo::LinkId l, std::uint32_t slot, std::uint32_t leaving) const {
   const double limit = flows[slot].rate * (1 + kRateTolerance);
   double load = 0;
-  for (const LinkFlowEntry& e : link_flows[l.index()]) {
+  for (const LinkFlowEntry& e : flows_on(l)) {
     if (e.rate > limit || e.slot == leaving) return false;
     load += e.weight * e.rate;
   }
@@ -92,7 +92,7 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
     if (!keeps(pair_groups[pair].partner(slot))) return false;
   }
   for (const std::uint32_t k : f.shared) {
-    for (const LinkFlowEntry& e : link_flows[f.usages[k].link.index()]) {
+    for (const LinkFlowEntry& e : flows_on(f.usages[k].link)) {
       if (!keeps(e.slot)) return false;
     }
   }
@@ -125,7 +125,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
     const Usage& u = f.usages[k];
     const double capacity = links[u.link.index()].capacity();
     double load = 0;
-    for (const LinkFlowEntry& e : link_flows[u.link.index()]) {
+    for (const LinkFlowEntry& e : flows_on(u.link)) {
       if (e.slot == slot) continue;
       if (e.rate < 0) return false;  // not yet solved
       load += e.weight * e.rate;
@@ -142,7 +142,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
   if (tightest.pair >= 0) {
     if (flows[pair_groups[static_cast<std::size_t>(tightest.pair)].partner(slot)].rate > limit) return false;
   } else if (tightest.usage >= 0) {
-    for (const LinkFlowEntry& e : link_flows[f.usages[static_cast<std::size_t>(tightest.usage)].link.index()]) {
+    for (const LinkFlowEntry& e : flows_on(f.usages[static_cast<std::size_t>(tightest.usage)].link)) {
       if (e.slot != slot && e.rate > limit) return false;
     }
   }

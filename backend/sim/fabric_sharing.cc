@@ -136,17 +136,11 @@ void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
   free_pairs.push_back(id);
 }
 
-// The usage's flow was just appended to its link's list: classify it, and the flows already there.
+// The usage's flow was just appended to its link's list, as its second flow or later (enter_usages
+// handles the first): classify it, and the flows already there.
 void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
-  FlowState& f = flows[slot];
-  Usage& u = f.usages[usage];
-  u.shared_index = -1;
-  u.pair = -1;
+  const Usage& u = flows[slot].usages[usage];
   const std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
-  if (list.size() == 1) {
-    f.private_caps.add(u.cap);
-    return;
-  }
   if (list.size() == 2) {
     const LinkFlowEntry& other = list.front();
     const Usage& o = flows[other.slot].usages[other.usage];
@@ -167,8 +161,9 @@ void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
   add_shared(slot, usage);
 }
 
-// A flow just left link l (its entry is gone from the list): the flows left there are reclassified.
-// A flow paired on l is unpaired by the caller before it leaves.
+// A flow just left the list of link l: the flows left there are reclassified (uninstall_usages
+// records a last one as the link's lone flow afterwards). A flow paired on l is unpaired by the
+// caller before it leaves.
 void Fabric::Impl::on_link_left(topo::LinkId l) {
   const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
   if (list.size() == 1) {
@@ -189,7 +184,7 @@ void Fabric::Impl::on_link_left(topo::LinkId l) {
 // private cap of a flow alone on it, or the pair's cap); cached routes carry caps, so they are
 // dropped.
 void Fabric::Impl::before_capacity_change(topo::LinkId l) {
-  const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
+  const LinkFlowsView list = flows_on(l);
   if (list.size() == 1) {
     FlowState& f = flows[list.front().slot];
     f.private_caps.remove(f.usages[list.front().usage].cap);
@@ -201,7 +196,7 @@ void Fabric::Impl::before_capacity_change(topo::LinkId l) {
 
 void Fabric::Impl::after_capacity_change(topo::LinkId l) {
   clear_route_cache();
-  const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
+  const LinkFlowsView list = flows_on(l);
   for (const LinkFlowEntry& e : list) {
     Usage& u = flows[e.slot].usages[e.usage];
     u.cap = usage_cap(u);

@@ -35,7 +35,7 @@ std::string Fabric::Impl::check_sharing() const {
     std::vector<std::uint32_t> pairs;
     for (std::size_t i = 0; i < f.usages.size(); ++i) {
       const Usage& u = f.usages[i];
-      const std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
+      const LinkFlowsView list = flows_on(u.link);
       if (u.cap != usage_cap(u)) return fmt::format("flow {}: stale cap on link {}", f.id.value, u.link.value);
       const bool alone = list.size() == 1;
       const bool paired = list.size() == 2 && flows[list[0].slot].usages[list[0].usage].weight ==
@@ -45,6 +45,9 @@ std::string Fabric::Impl::check_sharing() const {
         return fmt::format("flow {}: link {} misclassified (crossed by {} flows)", f.id.value, u.link.value,
                            list.size());
       }
+      const LinkFlowEntry& entry = alone ? list.front() : list[u.position];
+      if (entry.slot != slot || entry.usage != i || (!alone && occupants[u.link.index()].slot != LinkOccupant::kListed))
+        return fmt::format("flow {}: link {} lists it out of place", f.id.value, u.link.value);
       if (alone) {
         expected.add(usage_cap(u));
       } else if (paired) {
