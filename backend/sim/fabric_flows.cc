@@ -106,11 +106,18 @@ void Fabric::Impl::build_usages(FlowState& f) {
 
 // Enters the flow in its links' flow lists and classifies its usages and those of the flows it
 // joins: private, paired or shared (fabric_sharing.cc). A link it is first on just records it as
-// the lone flow; a link's second flow moves the lone one into the link's list.
+// the lone flow; a link's second flow moves the lone one into the link's list. The private caps
+// start as the caps of all its links (kept with a cached route) and lose those of the links it
+// turns out to share.
 void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
   f.shared.clear();
-  f.private_caps.clear();
+  if (f.route != nullptr) {
+    f.private_caps = f.route->caps;
+  } else {
+    f.private_caps.clear();
+    for (const Usage& u : f.usages) f.private_caps.add(u.cap);
+  }
   MEGASIM_ASSERT(f.pairs.empty(), "a flow entering its links is already paired");
   const std::size_t n = f.usages.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -123,7 +130,6 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
     if (occupant.slot == kNoSlot) {
       occupant = {slot, static_cast<std::uint32_t>(i)};
       u.position = 0;
-      f.private_caps.add(u.cap);
       continue;
     }
     std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
@@ -135,6 +141,7 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
     }
     u.position = static_cast<std::uint32_t>(list.size());
     list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate});
+    f.private_caps.remove(u.cap);
     on_link_joined(slot, static_cast<std::uint32_t>(i));
   }
 }

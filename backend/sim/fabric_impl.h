@@ -135,7 +135,8 @@ struct LinkFlowEntry {
   std::uint32_t slot;   // flow slot
   std::uint32_t usage;  // index into that flow's usages
   double weight;        // = flows[slot].usages[usage].weight
-  double rate;          // = flows[slot].rate (-1 until the first solve)
+  double rate;          // = flows[slot].rate (-1 until the first solve) while the link is shared; a
+                        // paired link's entries are not kept current (read the flows)
 };
 
 inline constexpr std::uint32_t kNoSlot = UINT32_MAX;  // no flow slot
@@ -191,6 +192,7 @@ struct CachedRoute {
   std::vector<LaneRoute> routes;
   std::vector<Segment> segments;
   std::vector<Usage> usages;
+  PrivateCaps caps;               // the caps of all its usages: a flow's private caps if alone everywhere
   sim::SimTime latency = 0;       // path_latency of a flow so routed
   double pending_lane_bytes = 0;  // carried by its flows, not yet credited to the links
 };

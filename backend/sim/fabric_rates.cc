@@ -87,9 +87,9 @@ void Fabric::Impl::apply_rate(std::uint32_t slot, double rate) {
   if (f.rate >= 0 && std::abs(rate - f.rate) <= 1e-12 * f.rate) return;
   settle(f);
   f.rate = rate;
-  for (const Usage& u : f.usages) {  // its entries in the lists of the links it shares
-    if (u.shared_index >= 0 || u.pair >= 0) link_flows[u.link.index()][u.position].rate = rate;
-  }
+  // Its entries in the lists of its shared links (the scans read rates there; a pair's links are
+  // read through the pair group and the flows, and get their rates when they turn shared).
+  for (const std::uint32_t k : f.shared) link_flows[f.usages[k].link.index()][f.usages[k].position].rate = rate;
   sim.cancel(f.completion);
   f.completion = {};
   // A completion more than ~285 years away is never reached: treat it like a stall.

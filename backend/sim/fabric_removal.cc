@@ -50,9 +50,10 @@ bool Fabric::Impl::has_bottleneck_without(std::uint32_t slot, std::uint32_t leav
     return p.a != leaving && p.b != leaving && is_pair_bottleneck_of(pair, slot);
   };
   const BottleneckHint hint = g.bottleneck;
-  if (hint.pair >= 0
-          ? pair_holds(hint.pair)
-          : hint.usage >= 0 && is_bottleneck_of(g.usages[static_cast<std::size_t>(hint.usage)].link, slot, leaving)) {
+  // A link hint counts only while the link is still shared (a paired link's list holds stale rates).
+  if (hint.pair >= 0 ? pair_holds(hint.pair)
+                     : hint.usage >= 0 && g.usages[static_cast<std::size_t>(hint.usage)].shared_index >= 0 &&
+                           is_bottleneck_of(g.usages[static_cast<std::size_t>(hint.usage)].link, slot, leaving)) {
     return true;
   }
   for (const std::uint32_t pair : g.pairs) {

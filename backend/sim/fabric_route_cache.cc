@@ -58,8 +58,10 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
   if (cacheable && !f.stuck) {
     f.latency = path_latency(f);
     // A route already cached under this key (other lanes) stays in the store for the flows using it.
+    PrivateCaps caps;
+    for (const Usage& u : f.usages) caps.add(u.cap);
     route_store.push_back(std::make_unique<CachedRoute>(
-        CachedRoute{lanes, std::move(f.lanes), std::move(f.segments), f.usages, f.latency}));
+        CachedRoute{lanes, std::move(f.lanes), std::move(f.segments), f.usages, std::move(caps), f.latency}));
     f.lanes.clear();
     f.segments.clear();
     f.route = route_store.back().get();

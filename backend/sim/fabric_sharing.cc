@@ -11,6 +11,7 @@
 // again as flows leave) and as capacities change.
 #include <algorithm>
 #include <limits>
+#include <span>
 
 #include "backend/sim/fabric_impl.h"
 #include "sim/error.h"
@@ -140,7 +141,7 @@ void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
 // handles the first): classify it, and the flows already there.
 void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
   const Usage& u = flows[slot].usages[usage];
-  const std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
+  std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
   if (list.size() == 2) {
     const LinkFlowEntry& other = list.front();
     const Usage& o = flows[other.slot].usages[other.usage];
@@ -155,8 +156,10 @@ void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
   }
   if (list.size() == 3 && flows[list[0].slot].usages[list[0].usage].pair >= 0) {
     unpair_link(list[0], list[1]);
-    add_shared(list[0].slot, list[0].usage);
-    add_shared(list[1].slot, list[1].usage);
+    for (LinkFlowEntry& e : std::span(list).first(2)) {  // shared now: their rates are read from the list
+      e.rate = flows[e.slot].rate;
+      add_shared(e.slot, e.usage);
+    }
   }
   add_shared(slot, usage);
 }

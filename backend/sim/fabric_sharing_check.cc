@@ -60,6 +60,7 @@ std::string Fabric::Impl::check_sharing() const {
           pairs.push_back(static_cast<std::uint32_t>(u.pair));
       } else {
         ++shared;
+        if (entry.rate != f.rate) return fmt::format("flow {}: stale rate in the list of link {}", f.id.value, u.link.value);
         if (f.shared.at(static_cast<std::size_t>(u.shared_index)) != i)
           return fmt::format("flow {}: shared list out of step", f.id.value);
       }
