@@ -132,13 +132,18 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
       u.position = 0;
       continue;
     }
-    std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
-    if (occupant.slot != LinkOccupant::kListed) {
+    if (occupant.slot != LinkOccupant::kListed) {  // the lone flow moves into a list
       const FlowState& lone = flows[occupant.slot];
-      const Usage& lone_usage = lone.usages[occupant.usage];
-      list.push_back({occupant.slot, occupant.usage, lone_usage.weight, lone.rate});
-      occupant.slot = LinkOccupant::kListed;
+      const LinkFlowEntry entry{occupant.slot, occupant.usage, lone.usages[occupant.usage].weight, lone.rate};
+      if (free_flow_lists.empty()) {
+        free_flow_lists.push_back(static_cast<std::uint32_t>(flow_lists.size()));
+        flow_lists.emplace_back();
+      }
+      occupant = {LinkOccupant::kListed, free_flow_lists.back()};
+      free_flow_lists.pop_back();
+      flow_lists[occupant.usage].push_back(entry);
     }
+    std::vector<LinkFlowEntry>& list = flow_lists[occupant.usage];
     u.position = static_cast<std::uint32_t>(list.size());
     list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate});
     f.private_caps.remove(u.cap);
@@ -160,7 +165,7 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       occupant.slot = kNoSlot;
       continue;
     }
-    std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
+    std::vector<LinkFlowEntry>& list = flow_lists[occupant.usage];
     if (u.pair >= 0) {  // its partner stays alone on the link
       const LinkFlowEntry& partner = list[u.position == 0 ? 1 : 0];
       unpair_link(list[u.position], partner);
@@ -174,7 +179,8 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
     }
     on_link_left(u.link);
     if (mark_links_dirty) mark_dirty(u.link);
-    if (list.size() == 1) {
+    if (list.size() == 1) {  // its last flow is alone again: the list goes back to the pool
+      free_flow_lists.push_back(occupant.usage);
       occupant = {list.front().slot, list.front().usage};
       flows[occupant.slot].usages[occupant.usage].position = 0;
       list.clear();

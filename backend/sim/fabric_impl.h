@@ -143,13 +143,14 @@ inline constexpr std::uint32_t kNoSlot = UINT32_MAX;  // no flow slot
 
 // Who crosses a link, in 8 bytes of one dense array. Most links carry one flow at a time (the NIC
 // cables and switch ports of a pipeline transfer), and a flow enters and leaves every link of its
-// route, so the lone flow is kept here and a list of entries (link_flows) exists only while two or
-// more flows share the link: entering or leaving a lone link touches one word of an array that
-// stays in cache, not a list scattered over the heap.
+// route, so the lone flow is kept here, and a list of entries exists only while two or more flows
+// share the link. The lists come from a pool that reuses the most recently freed first, so the few
+// links shared at any moment keep their lists in cache: entering or leaving a link touches one
+// word of an array that stays in cache, not a list scattered over the heap.
 struct LinkOccupant {
-  static constexpr std::uint32_t kListed = kNoSlot - 1;  // the flows are in link_flows
+  static constexpr std::uint32_t kListed = kNoSlot - 1;  // the flows are in flow_lists[usage]
   std::uint32_t slot = kNoSlot;                          // the lone flow, kNoSlot (none) or kListed
-  std::uint32_t usage = 0;                               // the lone flow's usage of the link
+  std::uint32_t usage = 0;                               // the lone flow's usage of the link, or its list
 };
 
 // The flows on one link as entries (Fabric::Impl::flows_on): the shared list, or one entry made
@@ -259,6 +260,10 @@ struct Fabric::Impl {
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
   [[nodiscard]] const FlowState* find(FlowId id) const;
   [[nodiscard]] LinkFlowsView flows_on(topo::LinkId l) const;
+  // The list of a link two or more flows share (precondition).
+  [[nodiscard]] std::vector<LinkFlowEntry>& listed_flows(topo::LinkId l) {
+    return flow_lists[occupants[l.index()].usage];
+  }
   [[nodiscard]] sim::SimTime path_latency(const FlowState& f) const;
 
   // fabric_routing.cc
@@ -326,8 +331,9 @@ struct Fabric::Impl {
 
   std::vector<LinkState> links;
   std::vector<LinkMark> link_mark;                     // by link, see LinkMark
-  std::vector<LinkOccupant> occupants;                 // by link: its lone flow, or whether link_flows lists them
-  std::vector<std::vector<LinkFlowEntry>> link_flows;  // by link: its flows while two or more share it
+  std::vector<LinkOccupant> occupants;                 // by link: its lone flow, or its list
+  std::vector<std::vector<LinkFlowEntry>> flow_lists;  // the lists of the links two or more flows share
+  std::vector<std::uint32_t> free_flow_lists;          // unused lists, the last freed last
   std::vector<FlowState> flows;                        // by slot; slots are reused
   std::vector<std::uint32_t> flow_epoch;               // by slot: the recomputation epoch that put it in a region
   std::vector<std::uint32_t> free_slots;
@@ -376,7 +382,7 @@ struct Fabric::Impl {
 
 inline LinkFlowsView Fabric::Impl::flows_on(topo::LinkId l) const {
   const LinkOccupant& o = occupants[l.index()];
-  if (o.slot == LinkOccupant::kListed) return LinkFlowsView(link_flows[l.index()]);
+  if (o.slot == LinkOccupant::kListed) return LinkFlowsView(flow_lists[o.usage]);
   if (o.slot == kNoSlot) return {};
   const FlowState& f = flows[o.slot];
   return LinkFlowsView(LinkFlowEntry{o.slot, o.usage, f.usages[o.usage].weight, f.rate});

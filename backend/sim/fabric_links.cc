@@ -18,8 +18,7 @@ Fabric::Impl::Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p)
       all_links(t.num_links()),
       links(t.num_links()),
       link_mark(t.num_links()),
-      occupants(t.num_links()),
-      link_flows(t.num_links()) {
+      occupants(t.num_links()) {
   validate(params);
   // Effective capacity: nominal Gb/s as bytes/s times the achievable fraction for its kind.
   for (std::size_t i = 0; i < links.size(); ++i) {

@@ -141,7 +141,7 @@ void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
 // handles the first): classify it, and the flows already there.
 void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
   const Usage& u = flows[slot].usages[usage];
-  std::vector<LinkFlowEntry>& list = link_flows[u.link.index()];
+  std::vector<LinkFlowEntry>& list = listed_flows(u.link);
   if (list.size() == 2) {
     const LinkFlowEntry& other = list.front();
     const Usage& o = flows[other.slot].usages[other.usage];
@@ -168,7 +168,7 @@ void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
 // records a last one as the link's lone flow afterwards). A flow paired on l is unpaired by the
 // caller before it leaves.
 void Fabric::Impl::on_link_left(topo::LinkId l) {
-  const std::vector<LinkFlowEntry>& list = link_flows[l.index()];
+  const std::vector<LinkFlowEntry>& list = listed_flows(l);
   if (list.size() == 1) {
     const Usage& u = flows[list.front().slot].usages[list.front().usage];
     if (u.shared_index >= 0) mark_private(list.front().slot, list.front().usage);
