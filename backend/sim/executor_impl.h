@@ -30,6 +30,10 @@ struct StageInfo {
   std::array<std::vector<std::int32_t>, kStreams> stream_tasks;  // per stream, in program order
   std::vector<std::int32_t> peer_task;                           // kPpSend/kPpRecv: its match on the peer stage
   std::vector<std::int32_t> dp_call;                             // kDpCollective: k (k-th on the stage)
+  // Per task, compact copies of models::Task's kind and stream for the hot path (finish_task reads
+  // them for every dependent, and the tasks themselves are large).
+  std::vector<models::TaskKind> kind;
+  std::vector<std::uint8_t> stream;
   std::int32_t dp_calls = 0;
 };
 
@@ -41,13 +45,19 @@ struct TaskTimes {
 
 enum class TaskStatus : std::uint8_t { kWaiting, kStarted, kDone };
 
+// A task's progress on one unit, in one word: a finished task reads and updates both for each of
+// its dependents.
+struct TaskState {
+  std::int32_t pending = 0;  // deps not yet done
+  TaskStatus status = TaskStatus::kWaiting;
+};
+
 struct Unit {
   std::int32_t stage = 0;
   std::int32_t replica = 0;
   std::vector<topo::GpuId> gpus;  // by TP rank
   const TaskTimes* times = nullptr;
-  std::vector<std::int32_t> pending;  // deps not yet done, per task
-  std::vector<TaskStatus> status;
+  std::vector<TaskState> tasks;              // per task of the stage program
   std::array<std::size_t, kStreams> next{};  // position of the stream's head in stream_tasks
   std::array<bool, kStreams> busy{};         // a blocking task is running on the stream
 };

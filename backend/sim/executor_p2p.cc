@@ -15,7 +15,8 @@ void Executor::post(std::int32_t u, std::int32_t task) {
       stages_[static_cast<std::size_t>(unit.stage)].peer_task[static_cast<std::size_t>(task)];
   // The peer's task is either not posted yet (it will start the transfer when it posts) or posted
   // and waiting for this one: a transfer needs both, so it cannot have begun without us.
-  if (units_[static_cast<std::size_t>(peer)].status[static_cast<std::size_t>(peer_task)] != TaskStatus::kStarted) {
+  if (units_[static_cast<std::size_t>(peer)].tasks[static_cast<std::size_t>(peer_task)].status !=
+      TaskStatus::kStarted) {
     return;
   }
   if (t.kind == models::TaskKind::kPpSend) {

@@ -38,6 +38,8 @@ StageInfo stage_structure(const models::StageProgram& program) {
   info.dep_count.resize(n, 0);
   info.peer_task.resize(n, -1);
   info.dp_call.resize(n, -1);
+  info.kind.resize(n);
+  info.stream.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const models::Task& task = program.tasks[i];
     for (const std::int32_t d : task.deps) {
@@ -47,6 +49,8 @@ StageInfo stage_structure(const models::StageProgram& program) {
     const auto stream = static_cast<std::size_t>(task.stream);
     MEGASIM_ASSERT(stream < kStreams, "a task names an unknown stream");
     info.stream_tasks[stream].push_back(static_cast<std::int32_t>(i));
+    info.kind[i] = task.kind;
+    info.stream[i] = static_cast<std::uint8_t>(stream);
     if (task.kind == models::TaskKind::kDpCollective) info.dp_call[i] = info.dp_calls++;
   }
   add_dependents(program, info);

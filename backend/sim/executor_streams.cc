@@ -11,7 +11,7 @@ void Executor::try_advance(std::int32_t u, std::size_t stream) {
   const std::vector<std::int32_t>& order = stages_[static_cast<std::size_t>(unit.stage)].stream_tasks[stream];
   while (unit.next[stream] < order.size() && !unit.busy[stream]) {
     const std::int32_t task = order[unit.next[stream]];
-    if (unit.pending[static_cast<std::size_t>(task)] > 0) return;
+    if (unit.tasks[static_cast<std::size_t>(task)].pending > 0) return;
     ++unit.next[stream];
     start_task(u, task);
   }
@@ -20,7 +20,7 @@ void Executor::try_advance(std::int32_t u, std::size_t stream) {
 void Executor::start_task(std::int32_t u, std::int32_t task) {
   Unit& unit = units_[static_cast<std::size_t>(u)];
   const models::Task& t = task_of(u, task);
-  unit.status[static_cast<std::size_t>(task)] = TaskStatus::kStarted;
+  unit.tasks[static_cast<std::size_t>(task)].status = TaskStatus::kStarted;
   TaskRecord& r = record(u, task);
   r.start = r.transfer_start = sim_.now();
   switch (t.kind) {
@@ -45,22 +45,21 @@ void Executor::start_task(std::int32_t u, std::int32_t task) {
 
 void Executor::finish_task(std::int32_t u, std::int32_t task) {
   Unit& unit = units_[static_cast<std::size_t>(u)];
-  const models::Task& t = task_of(u, task);
-  MEGASIM_ASSERT(unit.status[static_cast<std::size_t>(task)] == TaskStatus::kStarted, "a task ended twice");
-  unit.status[static_cast<std::size_t>(task)] = TaskStatus::kDone;
+  const StageInfo& info = stages_[static_cast<std::size_t>(unit.stage)];
+  const auto index = static_cast<std::size_t>(task);
+  TaskStatus& status = unit.tasks[index].status;
+  MEGASIM_ASSERT(status == TaskStatus::kStarted, "a task ended twice");
+  status = TaskStatus::kDone;
   record(u, task).end = sim_.now();
-  const auto own_stream = static_cast<std::size_t>(t.stream);
-  if (t.kind == models::TaskKind::kCompute || t.kind == models::TaskKind::kDpCollective) {
+  const std::size_t own_stream = info.stream[index];
+  if (info.kind[index] == models::TaskKind::kCompute || info.kind[index] == models::TaskKind::kDpCollective) {
     unit.busy[own_stream] = false;
   }
-  const StageInfo& info = stages_[static_cast<std::size_t>(unit.stage)];
-  const auto first = static_cast<std::size_t>(info.dependents_begin[static_cast<std::size_t>(task)]);
-  const auto last = static_cast<std::size_t>(info.dependents_begin[static_cast<std::size_t>(task) + 1]);
+  const auto first = static_cast<std::size_t>(info.dependents_begin[index]);
+  const auto last = static_cast<std::size_t>(info.dependents_begin[index + 1]);
   for (std::size_t i = first; i < last; ++i) {
-    const std::int32_t dependent = info.dependents[i];
-    if (--unit.pending[static_cast<std::size_t>(dependent)] == 0) {
-      try_advance(u, static_cast<std::size_t>(task_of(u, dependent).stream));
-    }
+    const auto dependent = static_cast<std::size_t>(info.dependents[i]);
+    if (--unit.tasks[dependent].pending == 0) try_advance(u, info.stream[dependent]);
   }
   try_advance(u, own_stream);
 }

@@ -105,8 +105,8 @@ void Executor::build_units() {
     out.stage = unit.stage;
     out.replica = unit.replica;
     const StageInfo& info = stages_[static_cast<std::size_t>(unit.stage)];
-    unit.pending = info.dep_count;
-    unit.status.assign(info.dep_count.size(), TaskStatus::kWaiting);
+    unit.tasks.resize(info.dep_count.size());
+    for (std::size_t i = 0; i < unit.tasks.size(); ++i) unit.tasks[i] = {info.dep_count[i], TaskStatus::kWaiting};
     out.records.resize(info.dep_count.size());
     for (std::size_t i = 0; i < out.records.size(); ++i) out.records[i].task = static_cast<std::int32_t>(i);
   }
@@ -186,13 +186,13 @@ Trace Executor::run(IterationStats* stats) {
 // the first stuck task of the first stuck unit.
 void Executor::check_finished() const {
   for (const Unit& unit : units_) {
-    for (std::size_t i = 0; i < unit.status.size(); ++i) {
-      if (unit.status[i] == TaskStatus::kDone) continue;
+    for (std::size_t i = 0; i < unit.tasks.size(); ++i) {
+      if (unit.tasks[i].status == TaskStatus::kDone) continue;
       const models::Task& t = workload_.stages[static_cast<std::size_t>(unit.stage)].tasks[i];
-      const std::string message =
-          fmt::format("the workload deadlocked: task {} (kind {}, tag {}) of stage {} replica {} {} at t = {} ns", i,
-                      static_cast<int>(t.kind), t.tag, unit.stage, unit.replica,
-                      unit.status[i] == TaskStatus::kStarted ? "started and never ended" : "never started", sim_.now());
+      const std::string message = fmt::format(
+          "the workload deadlocked: task {} (kind {}, tag {}) of stage {} replica {} {} at t = {} ns", i,
+          static_cast<int>(t.kind), t.tag, unit.stage, unit.replica,
+          unit.tasks[i].status == TaskStatus::kStarted ? "started and never ended" : "never started", sim_.now());
       sim::assertion_failed("all tasks done", __FILE__, __LINE__, message.c_str());
     }
   }
