@@ -113,7 +113,7 @@ double Fabric::flow_remaining_bytes(FlowId id) const {
 std::vector<LinkUse> Fabric::flow_usage(FlowId id) const {
   std::vector<LinkUse> out;
   if (const FlowState* f = impl_->find(id)) {
-    for (const RoutedLink& r : Impl::routed_of(*f)) out.push_back({r.link, r.weight});
+    for (const Usage& u : f->usages) out.push_back({u.link, u.weight});
   }
   return out;
 }
@@ -126,7 +126,7 @@ double Fabric::link_load_bytes_per_s(topo::LinkId link) const {
   double load = 0;
   for (const LinkFlowEntry& e : impl_->flows_on(link)) {
     const FlowState& f = impl_->flows[e.slot];
-    load += e.weight * std::max(0.0, f.rate);
+    load += f.usages[e.usage].weight * std::max(0.0, f.rate);
   }
   return load;
 }
@@ -134,13 +134,13 @@ double Fabric::link_load_bytes_per_s(topo::LinkId link) const {
 double Fabric::link_bytes_carried(topo::LinkId link) const {
   double carried = impl_->links[link.index()].carried;
   for (const std::unique_ptr<CachedRoute>& r : impl_->route_store) {  // pending credits of cached routes
-    const auto u = std::ranges::lower_bound(r->routed, link, {}, &RoutedLink::link);
-    if (u != r->routed.end() && u->link == link) carried += u->weight * r->pending_lane_bytes;
+    const auto u = std::ranges::lower_bound(r->usages, link, {}, &Usage::link);
+    if (u != r->usages.end() && u->link == link) carried += u->weight * r->pending_lane_bytes;
   }
   for (const LinkFlowEntry& e : impl_->flows_on(link)) {
     const FlowState& f = impl_->flows[e.slot];
     const double done = f.bytes_per_lane - impl_->remaining_now(f) - f.done_at_route_change;
-    carried += e.weight * done;
+    carried += f.usages[e.usage].weight * done;
   }
   return carried;
 }

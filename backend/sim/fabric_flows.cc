@@ -81,32 +81,27 @@ void Fabric::Impl::credit_carried(FlowState& f) {
   if (f.route != nullptr) {
     f.route->pending_lane_bytes += delta;
   } else {
-    for (const RoutedLink& r : f.routed) links[r.link.index()].carried += r.weight * delta;
+    for (const Usage& u : f.usages) links[u.link.index()].carried += u.weight * delta;
   }
   f.done_at_route_change = done;
 }
 
-// Merges the segments' links into one routed link per link, sorted by link, and the usages on them.
+// Merges the segments' links into one usage per link, sorted by link.
 void Fabric::Impl::build_usages(FlowState& f) {
-  routed_scratch.clear();
+  usage_scratch.clear();
   for (const Segment& s : f.segments) {
-    for (const topo::LinkId l : s.path.view()) routed_scratch.push_back({.link = l, .weight = s.weight});
+    for (const topo::LinkId l : s.path.view()) usage_scratch.push_back({.link = l, .weight = s.weight});
   }
-  std::sort(routed_scratch.begin(), routed_scratch.end(),
-            [](const RoutedLink& a, const RoutedLink& b) { return a.link < b.link; });
-  f.routed.clear();
-  for (const RoutedLink& r : routed_scratch) {
-    if (!f.routed.empty() && f.routed.back().link == r.link) {
-      f.routed.back().weight += r.weight;
+  std::sort(usage_scratch.begin(), usage_scratch.end(), [](const Usage& a, const Usage& b) { return a.link < b.link; });
+  f.usages.clear();
+  for (const Usage& u : usage_scratch) {
+    if (!f.usages.empty() && f.usages.back().link == u.link) {
+      f.usages.back().weight += u.weight;
     } else {
-      f.routed.push_back(r);
+      f.usages.push_back(u);
     }
   }
-  f.usages.clear();
-  for (RoutedLink& r : f.routed) {
-    r.cap = usage_cap(r);
-    f.usages.push_back({.link = r.link});
-  }
+  for (Usage& u : f.usages) u.cap = usage_cap(u);
 }
 
 // Enters the flow in its links' flow lists and classifies its usages and those of the flows it
@@ -117,12 +112,11 @@ void Fabric::Impl::build_usages(FlowState& f) {
 void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
   f.shared.clear();
-  const std::span<const RoutedLink> routed = routed_of(f);
   if (f.route != nullptr) {
     f.private_caps = f.route->caps;
   } else {
     f.private_caps.clear();
-    for (const RoutedLink& r : routed) f.private_caps.add(r.cap);
+    for (const Usage& u : f.usages) f.private_caps.add(u.cap);
   }
   MEGASIM_ASSERT(f.pairs.empty(), "a flow entering its links is already paired");
   const std::size_t n = f.usages.size();
@@ -140,7 +134,7 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
     }
     if (occupant.slot != LinkOccupant::kListed) {  // the lone flow moves into a list
       const FlowState& lone = flows[occupant.slot];
-      const LinkFlowEntry entry{occupant.slot, occupant.usage, routed_of(lone)[occupant.usage].weight, lone.rate};
+      const LinkFlowEntry entry{occupant.slot, occupant.usage, lone.usages[occupant.usage].weight, lone.rate};
       if (free_flow_lists.empty()) {
         free_flow_lists.push_back(static_cast<std::uint32_t>(flow_lists.size()));
         flow_lists.emplace_back();
@@ -151,8 +145,8 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
     }
     std::vector<LinkFlowEntry>& list = flow_lists[occupant.usage];
     u.position = static_cast<std::uint32_t>(list.size());
-    list.push_back({slot, static_cast<std::uint32_t>(i), routed[i].weight, f.rate});
-    f.private_caps.remove(routed[i].cap);
+    list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate});
+    f.private_caps.remove(u.cap);
     on_link_joined(slot, static_cast<std::uint32_t>(i));
   }
 }
@@ -175,7 +169,7 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
     if (u.pair >= 0) {  // its partner stays alone on the link
       const LinkFlowEntry& partner = list[u.position == 0 ? 1 : 0];
       unpair_link(list[u.position], partner);
-      flows[partner.slot].private_caps.add(routed_of(flows[partner.slot])[partner.usage].cap);
+      flows[partner.slot].private_caps.add(flows[partner.slot].usages[partner.usage].cap);
     }
     list[u.position] = list.back();
     list.pop_back();

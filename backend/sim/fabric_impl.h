@@ -41,25 +41,18 @@ struct LaneRoute {
   bool fluid = false;  // segments are the links of a sprayed split rather than QP paths
 };
 
-// A link crossed by a flow as routed: the weight summed over the flow's segments, and the flow's cap
-// from this link alone (capacity / weight). Fixed while the route is; the flows of a cached route
-// share its copy.
-struct RoutedLink {
-  topo::LinkId link;
-  double weight = 0;
-  double cap = 0;
-};
-
-// A flow's place on one of its links (the same index as its RoutedLink): the position of its entry
-// in the link's flow list while the link is shared (for O(1) removal), and how it shares the link.
-// 16 bytes: a flow writes one per link at every start.
+// A link crossed by a flow: the weight summed over the flow's segments, and the position of the
+// flow's entry in the link's flow list while the link is shared (for O(1) removal).
+// 32 bytes (a flow's usages are copied from the route cache at every start).
 struct Usage {
   topo::LinkId link;
   std::uint32_t position = 0;
+  double weight = 0;
+  double cap = 0;                  // capacity / weight (the flow's cap from this link alone)
   std::int32_t shared_index = -1;  // position in the flow's shared list; -1: alone here or paired
   std::int32_t pair = -1;          // the PairGroup of the link when the flow is paired on it
 };
-static_assert(sizeof(Usage) == 16);
+static_assert(sizeof(Usage) == 32);
 
 // The caps (capacity / weight) of the links a flow crosses alone, as a multiset of few values.
 struct PrivateCaps {
@@ -124,15 +117,14 @@ struct FlowState {
   std::function<void(FlowId)> on_complete;
   std::vector<LaneRoute> lanes;       // empty while `route` holds them (use lanes_of)
   std::vector<Segment> segments;      // likewise (segments_of)
-  std::vector<RoutedLink> routed;     // likewise (routed_of): its links, sorted, one entry per link
-  std::vector<Usage> usages;          // its place on each of those links, same order
+  std::vector<Usage> usages;          // sorted by link, one entry per link
   std::vector<std::uint32_t> shared;  // indices of the usages on links shared but not as a pair
   std::vector<std::uint32_t> pairs;   // the PairGroups it belongs to
   PrivateCaps private_caps;           // caps of the usages on links it crosses alone (fabric_sharing.cc)
   std::uint32_t check_stamp = 0;      // region solve: checked in this round
   BottleneckHint bottleneck;
   sim::SimTime latency = -1;  // path_latency() of the current routes; -1: not known yet
-  // The cache entry it was routed from, which holds its lanes, segments and links (then empty here); null
+  // The cache entry it was routed from, which holds its lanes and segments (then empty here); null
   // for a flow that owns its route (not cacheable, re-routed, or the cache was cleared).
   CachedRoute* route = nullptr;
 };
@@ -142,7 +134,7 @@ struct FlowState {
 struct LinkFlowEntry {
   std::uint32_t slot;   // flow slot
   std::uint32_t usage;  // index into that flow's usages
-  double weight;        // = routed_of(flows[slot])[usage].weight
+  double weight;        // = flows[slot].usages[usage].weight
   double rate;          // = flows[slot].rate (-1 until the first solve) while the link is shared; a
                         // paired link's entries are not kept current (read the flows)
 };
@@ -193,16 +185,15 @@ struct LinkState {
   [[nodiscard]] double capacity() const { return up ? nominal_bytes_per_s * speed_factor : 0.0; }
 };
 
-// The routing of a flow's lanes and the links it gives (start_flow's work before the link lists).
+// The routing of a flow's lanes and the usages it gives (start_flow's work before the link lists).
 // Flows so routed credit the bytes they carry here (per lane) rather than link by link; the links
 // get their share when the cache is cleared, and Fabric::link_bytes_carried adds what is pending.
 struct CachedRoute {
   std::vector<FlowLane> lanes;
   std::vector<LaneRoute> routes;
   std::vector<Segment> segments;
-  std::vector<RoutedLink> routed;
-  std::vector<Usage> usages;      // a flow's usages before it enters the links (a compact copy)
-  PrivateCaps caps;               // the caps of all its links: a flow's private caps if alone everywhere
+  std::vector<Usage> usages;
+  PrivateCaps caps;               // the caps of all its usages: a flow's private caps if alone everywhere
   sim::SimTime latency = 0;       // path_latency of a flow so routed
   double pending_lane_bytes = 0;  // carried by its flows, not yet credited to the links
 };
@@ -255,16 +246,15 @@ struct Fabric::Impl {
   [[nodiscard]] double remaining_now(const FlowState& f) const;
   void credit_carried(FlowState& f);
   void install_usages(std::uint32_t slot, bool mark_links_dirty = true);
-  void build_usages(FlowState& f);  // its links (routed) and places from its own segments
+  void build_usages(FlowState& f);
   void enter_usages(std::uint32_t slot, bool mark_links_dirty);
   // Credits the cached routes' pending bytes to their links, gives the flows their own copies of
   // their routes and empties the cache.
   void clear_route_cache();
-  void own_route(FlowState& f);  // copies the cached lanes, segments and links into the flow, detaches it
+  void own_route(FlowState& f);  // copies the cached lanes and segments into the flow, detaches it
   // A flow's lanes and segments: the cached route's while it has one, else its own.
   [[nodiscard]] static std::span<const LaneRoute> lanes_of(const FlowState& f);
   [[nodiscard]] static std::span<const Segment> segments_of(const FlowState& f);
-  [[nodiscard]] static std::span<const RoutedLink> routed_of(const FlowState& f);
   // Routes the flow's lanes (from route_cache when it has them).
   void route_flow(FlowState& f, const std::vector<FlowLane>& lanes);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
@@ -295,10 +285,7 @@ struct Fabric::Impl {
   // Starts a recomputation epoch: stamps of links and flows from earlier epochs stop matching.
   void next_epoch();
   // fabric_sharing.cc
-  [[nodiscard]] double usage_cap(const RoutedLink& r) const;                    // capacity now / weight
-  [[nodiscard]] double cap_of(std::uint32_t slot, std::uint32_t usage) const {  // the flow's cap on that link
-    return routed_of(flows[slot])[usage].cap;
-  }
+  [[nodiscard]] double usage_cap(const Usage& u) const;
   // Classifies usages as the number of flows on their link changes (enter_usages, uninstall_usages).
   void on_link_joined(std::uint32_t slot, std::uint32_t usage);
   void on_link_left(topo::LinkId l);
@@ -378,7 +365,7 @@ struct Fabric::Impl {
   std::vector<std::uint32_t> component_flows;
   std::vector<topo::LinkId> bfs_stack;
   std::vector<Segment> segment_scratch;
-  std::vector<RoutedLink> routed_scratch;
+  std::vector<Usage> usage_scratch;
   RegionScratch region;
   // Pair groups by id (ids reused through free_pairs), found by their slots (a << 32 | b).
   std::vector<PairGroup> pair_groups;
@@ -398,7 +385,7 @@ inline LinkFlowsView Fabric::Impl::flows_on(topo::LinkId l) const {
   if (o.slot == LinkOccupant::kListed) return LinkFlowsView(flow_lists[o.usage]);
   if (o.slot == kNoSlot) return {};
   const FlowState& f = flows[o.slot];
-  return LinkFlowsView(LinkFlowEntry{o.slot, o.usage, routed_of(f)[o.usage].weight, f.rate});
+  return LinkFlowsView(LinkFlowEntry{o.slot, o.usage, f.usages[o.usage].weight, f.rate});
 }
 
 inline std::span<const LaneRoute> Fabric::Impl::lanes_of(const FlowState& f) {
@@ -407,10 +394,6 @@ inline std::span<const LaneRoute> Fabric::Impl::lanes_of(const FlowState& f) {
 
 inline std::span<const Segment> Fabric::Impl::segments_of(const FlowState& f) {
   return f.route != nullptr ? std::span<const Segment>(f.route->segments) : std::span<const Segment>(f.segments);
-}
-
-inline std::span<const RoutedLink> Fabric::Impl::routed_of(const FlowState& f) {
-  return f.route != nullptr ? std::span<const RoutedLink>(f.route->routed) : std::span<const RoutedLink>(f.routed);
 }
 
 }  // namespace megasim::backend

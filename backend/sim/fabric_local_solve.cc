@@ -120,7 +120,7 @@ bool Fabric::Impl::build_region_problem() {
   for (const std::uint32_t slot : component_flows) {
     const FlowState& f = flows[slot];
     for (const std::uint32_t i : f.shared) {
-      problem.add_usage(link_mark[f.usages[i].link.index()].local, routed_of(f)[i].weight);
+      problem.add_usage(link_mark[f.usages[i].link.index()].local, f.usages[i].weight);
     }
     for (const std::uint32_t pair : f.pairs) problem.add_usage(pair_mark[pair].local, 1.0);
     const double cap = f.private_caps.min();
@@ -142,8 +142,9 @@ void Fabric::Impl::region_loads() {
     const double rate = rates[i];
     const bool moved = !(f.rate >= 0 && std::abs(rate - f.rate) <= kRateTolerance * f.rate);
     for (const std::uint32_t k : f.shared) {
-      const std::uint32_t local = link_mark[f.usages[k].link.index()].local;
-      region.r_load[local] += routed_of(f)[k].weight * rate;
+      const Usage& u = f.usages[k];
+      const std::uint32_t local = link_mark[u.link.index()].local;
+      region.r_load[local] += u.weight * rate;
       region.r_max[local] = std::max(region.r_max[local], rate);
       if (moved) region.changed[local] = 1;
     }

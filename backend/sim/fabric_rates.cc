@@ -53,7 +53,7 @@ void Fabric::Impl::collect_component() {
     }
   }
   for (const std::uint32_t slot : component_flows) {
-    for (const RoutedLink& r : routed_of(flows[slot])) problem.add_usage(link_mark[r.link.index()].local, r.weight);
+    for (const Usage& u : flows[slot].usages) problem.add_usage(link_mark[u.link.index()].local, u.weight);
     problem.end_flow();
   }
 }
@@ -122,10 +122,10 @@ std::string Fabric::Impl::check_rates() const {
   std::vector<double> current;
   for (const FlowState& f : flows) {
     if (!f.active) continue;
-    for (const RoutedLink& r : routed_of(f)) {
-      std::int64_t& index = local[r.link.index()];
-      if (index < 0) index = all.add_link(links[r.link.index()].capacity());
-      all.add_usage(static_cast<std::uint32_t>(index), r.weight);
+    for (const Usage& u : f.usages) {
+      std::int64_t& index = local[u.link.index()];
+      if (index < 0) index = all.add_link(links[u.link.index()].capacity());
+      all.add_usage(static_cast<std::uint32_t>(index), u.weight);
     }
     all.end_flow();
     current.push_back(std::max(0.0, f.rate));

@@ -123,7 +123,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
     }
   }
   for (const std::uint32_t k : f.shared) {
-    const RoutedLink& u = routed_of(f)[k];
+    const Usage& u = f.usages[k];
     const double capacity = links[u.link.index()].capacity();
     double load = 0;
     for (const LinkFlowEntry& e : flows_on(u.link)) {

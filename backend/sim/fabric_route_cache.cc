@@ -12,13 +12,12 @@ void Fabric::Impl::own_route(FlowState& f) {
   if (f.route == nullptr) return;
   f.lanes = f.route->routes;
   f.segments = f.route->segments;
-  f.routed = f.route->routed;
   f.route = nullptr;
 }
 
 void Fabric::Impl::clear_route_cache() {
   for (const std::unique_ptr<CachedRoute>& r : route_store) {
-    for (const RoutedLink& l : r->routed) links[l.link.index()].carried += l.weight * r->pending_lane_bytes;
+    for (const Usage& u : r->usages) links[u.link.index()].carried += u.weight * r->pending_lane_bytes;
   }
   for (FlowState& f : flows) {
     if (f.active) {
@@ -34,7 +33,6 @@ void Fabric::Impl::clear_route_cache() {
 void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) {
   f.lanes.clear();
   f.segments.clear();
-  f.routed.clear();
   f.latency = -1;
   f.route = nullptr;
   const bool cacheable = params.routing != Routing::kAdaptive;  // adaptive paths depend on the load
@@ -42,7 +40,7 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
   if (cacheable) {
     if (CachedRoute* cached = route_cache.find(key); cached != nullptr && cached->lanes == lanes) {
       const CachedRoute& r = *cached;
-      f.usages = r.usages;  // the flow's own: they will carry its places in the link lists
+      f.usages = r.usages;  // the flow's own: they carry its places in the link lists
       f.latency = r.latency;
       f.route = cached;
       return;
@@ -61,12 +59,11 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
     f.latency = path_latency(f);
     // A route already cached under this key (other lanes) stays in the store for the flows using it.
     PrivateCaps caps;
-    for (const RoutedLink& r : f.routed) caps.add(r.cap);
-    route_store.push_back(std::make_unique<CachedRoute>(CachedRoute{
-        lanes, std::move(f.lanes), std::move(f.segments), std::move(f.routed), f.usages, std::move(caps), f.latency}));
+    for (const Usage& u : f.usages) caps.add(u.cap);
+    route_store.push_back(std::make_unique<CachedRoute>(
+        CachedRoute{lanes, std::move(f.lanes), std::move(f.segments), f.usages, std::move(caps), f.latency}));
     f.lanes.clear();
     f.segments.clear();
-    f.routed.clear();
     f.route = route_store.back().get();
     route_cache.assign(key, f.route);
   }

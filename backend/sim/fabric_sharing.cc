@@ -50,8 +50,8 @@ void PrivateCaps::clear() {
   smallest = std::numeric_limits<double>::infinity();
 }
 
-double Fabric::Impl::usage_cap(const RoutedLink& r) const {
-  return links[r.link.index()].capacity() / r.weight;
+double Fabric::Impl::usage_cap(const Usage& u) const {
+  return links[u.link.index()].capacity() / u.weight;
 }
 
 void Fabric::Impl::add_shared(std::uint32_t slot, std::uint32_t usage) {
@@ -71,13 +71,13 @@ void Fabric::Impl::remove_shared(std::uint32_t slot, std::uint32_t usage) {
 }
 
 void Fabric::Impl::mark_shared(std::uint32_t slot, std::uint32_t usage) {
-  flows[slot].private_caps.remove(cap_of(slot, usage));
+  flows[slot].private_caps.remove(flows[slot].usages[usage].cap);
   add_shared(slot, usage);
 }
 
 void Fabric::Impl::mark_private(std::uint32_t slot, std::uint32_t usage) {
   remove_shared(slot, usage);
-  flows[slot].private_caps.add(cap_of(slot, usage));
+  flows[slot].private_caps.add(flows[slot].usages[usage].cap);
 }
 
 // Puts the link of entries x and y (its only two flows, equal weights) in their pair group,
@@ -112,7 +112,7 @@ void Fabric::Impl::pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
   }
   Usage& ux = flows[x.slot].usages[x.usage];
   Usage& uy = flows[y.slot].usages[y.usage];
-  pair_groups[id].caps.add(cap_of(x.slot, x.usage));
+  pair_groups[id].caps.add(ux.cap);
   ux.pair = uy.pair = static_cast<std::int32_t>(id);
 }
 
@@ -124,7 +124,7 @@ void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
   MEGASIM_ASSERT(ux.pair >= 0 && uy.pair == ux.pair, "unpairing a link that is not a pair's");
   ux.pair = uy.pair = -1;
   PairGroup& g = pair_groups[id];
-  g.caps.remove(cap_of(x.slot, x.usage));
+  g.caps.remove(ux.cap);
   if (!g.caps.empty()) return;
   for (const std::uint32_t slot : {g.a, g.b}) {
     std::vector<std::uint32_t>& pairs = flows[slot].pairs;
@@ -140,11 +140,13 @@ void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
 // The usage's flow was just appended to its link's list, as its second flow or later (enter_usages
 // handles the first): classify it, and the flows already there.
 void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
-  std::vector<LinkFlowEntry>& list = listed_flows(flows[slot].usages[usage].link);
+  const Usage& u = flows[slot].usages[usage];
+  std::vector<LinkFlowEntry>& list = listed_flows(u.link);
   if (list.size() == 2) {
     const LinkFlowEntry& other = list.front();
-    if (other.weight == list.back().weight) {
-      flows[other.slot].private_caps.remove(cap_of(other.slot, other.usage));
+    const Usage& o = flows[other.slot].usages[other.usage];
+    if (o.weight == u.weight) {
+      flows[other.slot].private_caps.remove(o.cap);
       pair_link(other, list.back());
     } else {
       mark_shared(other.slot, other.usage);
@@ -175,7 +177,7 @@ void Fabric::Impl::on_link_left(topo::LinkId l) {
   if (list.size() != 2) return;
   const LinkFlowEntry& x = list[0];
   const LinkFlowEntry& y = list[1];
-  if (x.weight != y.weight) return;
+  if (flows[x.slot].usages[x.usage].weight != flows[y.slot].usages[y.usage].weight) return;
   remove_shared(x.slot, x.usage);
   remove_shared(y.slot, y.usage);
   pair_link(x, y);
@@ -187,25 +189,26 @@ void Fabric::Impl::on_link_left(topo::LinkId l) {
 void Fabric::Impl::before_capacity_change(topo::LinkId l) {
   const LinkFlowsView list = flows_on(l);
   if (list.size() == 1) {
-    flows[list.front().slot].private_caps.remove(cap_of(list.front().slot, list.front().usage));
+    FlowState& f = flows[list.front().slot];
+    f.private_caps.remove(f.usages[list.front().usage].cap);
   } else if (list.size() == 2) {
     const Usage& u = flows[list[0].slot].usages[list[0].usage];
-    if (u.pair >= 0) pair_groups[static_cast<std::size_t>(u.pair)].caps.remove(cap_of(list[0].slot, list[0].usage));
+    if (u.pair >= 0) pair_groups[static_cast<std::size_t>(u.pair)].caps.remove(u.cap);
   }
 }
 
 void Fabric::Impl::after_capacity_change(topo::LinkId l) {
   clear_route_cache();
   const LinkFlowsView list = flows_on(l);
-  for (const LinkFlowEntry& e : list) {  // the flows own their routes now (the cache was cleared)
-    RoutedLink& r = flows[e.slot].routed[e.usage];
-    r.cap = usage_cap(r);
+  for (const LinkFlowEntry& e : list) {
+    Usage& u = flows[e.slot].usages[e.usage];
+    u.cap = usage_cap(u);
   }
   if (list.size() == 1) {
-    flows[list.front().slot].private_caps.add(cap_of(list.front().slot, list.front().usage));
+    flows[list.front().slot].private_caps.add(flows[list.front().slot].usages[list.front().usage].cap);
   } else if (list.size() == 2) {
     const Usage& u = flows[list[0].slot].usages[list[0].usage];
-    if (u.pair >= 0) pair_groups[static_cast<std::size_t>(u.pair)].caps.add(cap_of(list[0].slot, list[0].usage));
+    if (u.pair >= 0) pair_groups[static_cast<std::size_t>(u.pair)].caps.add(u.cap);
   }
 }
 

@@ -35,35 +35,32 @@ std::string Fabric::Impl::check_sharing() const {
     std::vector<std::uint32_t> pairs;
     for (std::size_t i = 0; i < f.usages.size(); ++i) {
       const Usage& u = f.usages[i];
-      const RoutedLink& r = routed_of(f)[i];
       const LinkFlowsView list = flows_on(u.link);
-      if (r.link != u.link) return fmt::format("flow {}: usage {} is not on its routed link", f.id.value, i);
-      if (r.cap != usage_cap(r)) return fmt::format("flow {}: stale cap on link {}", f.id.value, u.link.value);
+      if (u.cap != usage_cap(u)) return fmt::format("flow {}: stale cap on link {}", f.id.value, u.link.value);
       const bool alone = list.size() == 1;
-      const bool paired = list.size() == 2 && list[0].weight == list[1].weight;
+      const bool paired = list.size() == 2 && flows[list[0].slot].usages[list[0].usage].weight ==
+                                                  flows[list[1].slot].usages[list[1].usage].weight;
       if (alone != (u.shared_index < 0 && u.pair < 0) || paired != (u.pair >= 0) ||
           (u.shared_index >= 0) != (!alone && !paired)) {
         return fmt::format("flow {}: link {} misclassified (crossed by {} flows)", f.id.value, u.link.value,
                            list.size());
       }
       const LinkFlowEntry& entry = alone ? list.front() : list[u.position];
-      if (entry.slot != slot || entry.usage != i || entry.weight != r.weight ||
-          (!alone && occupants[u.link.index()].slot != LinkOccupant::kListed))
+      if (entry.slot != slot || entry.usage != i || (!alone && occupants[u.link.index()].slot != LinkOccupant::kListed))
         return fmt::format("flow {}: link {} lists it out of place", f.id.value, u.link.value);
       if (alone) {
-        expected.add(usage_cap(r));
+        expected.add(usage_cap(u));
       } else if (paired) {
         const PairGroup& g = pair_groups.at(static_cast<std::size_t>(u.pair));
         const std::uint32_t other = list[0].slot == slot ? list[1].slot : list[0].slot;
         if (!g.active || std::min(slot, other) != g.a || std::max(slot, other) != g.b)
           return fmt::format("flow {}: link {} in the wrong pair group", f.id.value, u.link.value);
-        if (slot == g.a) expected_pair_caps[u.pair].add(usage_cap(r));
+        if (slot == g.a) expected_pair_caps[u.pair].add(usage_cap(u));
         if (std::ranges::find(pairs, static_cast<std::uint32_t>(u.pair)) == pairs.end())
           pairs.push_back(static_cast<std::uint32_t>(u.pair));
       } else {
         ++shared;
-        if (entry.rate != f.rate)
-          return fmt::format("flow {}: stale rate in the list of link {}", f.id.value, u.link.value);
+        if (entry.rate != f.rate) return fmt::format("flow {}: stale rate in the list of link {}", f.id.value, u.link.value);
         if (f.shared.at(static_cast<std::size_t>(u.shared_index)) != i)
           return fmt::format("flow {}: shared list out of step", f.id.value);
       }
