@@ -93,6 +93,15 @@ struct BottleneckHint {
   std::int32_t pair = -1;
 };
 
+// A usage of a flow on a link it shares (not as a pair), with copies of the link and weight so that
+// the region solve, which walks these for every flow it takes in, reads one compact array rather
+// than the flow's long usage list.
+struct SharedUsage {
+  std::uint32_t usage;  // index into the flow's usages
+  topo::LinkId link;
+  double weight;
+};
+
 struct LaneResult {
   bool fluid = false;  // the lane is sprayed
   bool stuck = false;  // some segment runs over a removed link for want of a live path
@@ -115,13 +124,13 @@ struct FlowState {
   sim::EventHandle completion;
   sim::EventHandle stall_check;
   std::function<void(FlowId)> on_complete;
-  std::vector<LaneRoute> lanes;       // empty while `route` holds them (use lanes_of)
-  std::vector<Segment> segments;      // likewise (segments_of)
-  std::vector<Usage> usages;          // sorted by link, one entry per link
-  std::vector<std::uint32_t> shared;  // indices of the usages on links shared but not as a pair
-  std::vector<std::uint32_t> pairs;   // the PairGroups it belongs to
-  PrivateCaps private_caps;           // caps of the usages on links it crosses alone (fabric_sharing.cc)
-  std::uint32_t check_stamp = 0;      // region solve: checked in this round
+  std::vector<LaneRoute> lanes;      // empty while `route` holds them (use lanes_of)
+  std::vector<Segment> segments;     // likewise (segments_of)
+  std::vector<Usage> usages;         // sorted by link, one entry per link
+  std::vector<SharedUsage> shared;   // its usages on links shared but not as a pair
+  std::vector<std::uint32_t> pairs;  // the PairGroups it belongs to
+  PrivateCaps private_caps;          // caps of the usages on links it crosses alone (fabric_sharing.cc)
+  std::uint32_t check_stamp = 0;     // region solve: checked in this round
   BottleneckHint bottleneck;
   sim::SimTime latency = -1;  // path_latency() of the current routes; -1: not known yet
   // The cache entry it was routed from, which holds its lanes and segments (then empty here); null

@@ -67,10 +67,9 @@ bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
   if (f.stuck || f.rate == 0 || f.private_caps.min() <= 0) return false;  // stalled: full solve
   flow_epoch[slot] = epoch;
   component_flows.push_back(slot);
-  for (const std::uint32_t i : f.shared) {
-    const topo::LinkId l = f.usages[i].link;
-    if (!region_add_link(l)) return false;
-    ++region.inside[link_mark[l.index()].local];
+  for (const SharedUsage& k : f.shared) {
+    if (!region_add_link(k.link)) return false;
+    ++region.inside[link_mark[k.link.index()].local];
   }
   for (const std::uint32_t pair : f.pairs) {
     if (!region_add_pair(pair)) return false;
@@ -119,9 +118,7 @@ bool Fabric::Impl::build_region_problem() {
   region.caps.clear();
   for (const std::uint32_t slot : component_flows) {
     const FlowState& f = flows[slot];
-    for (const std::uint32_t i : f.shared) {
-      problem.add_usage(link_mark[f.usages[i].link.index()].local, f.usages[i].weight);
-    }
+    for (const SharedUsage& k : f.shared) problem.add_usage(link_mark[k.link.index()].local, k.weight);
     for (const std::uint32_t pair : f.pairs) problem.add_usage(pair_mark[pair].local, 1.0);
     const double cap = f.private_caps.min();
     region.caps.push_back(cap);
@@ -141,10 +138,9 @@ void Fabric::Impl::region_loads() {
     const FlowState& f = flows[component_flows[i]];
     const double rate = rates[i];
     const bool moved = !(f.rate >= 0 && std::abs(rate - f.rate) <= kRateTolerance * f.rate);
-    for (const std::uint32_t k : f.shared) {
-      const Usage& u = f.usages[k];
-      const std::uint32_t local = link_mark[u.link.index()].local;
-      region.r_load[local] += u.weight * rate;
+    for (const SharedUsage& k : f.shared) {
+      const std::uint32_t local = link_mark[k.link.index()].local;
+      region.r_load[local] += k.weight * rate;
       region.r_max[local] = std::max(region.r_max[local], rate);
       if (moved) region.changed[local] = 1;
     }
@@ -169,16 +165,15 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
   if (rate >= region.caps[index] * (1 - kRateTolerance)) return true;  // at its cap: a link it is alone on
   const double limit = rate * (1 + kRateTolerance);
   bool queued = false;
-  for (const std::uint32_t k : f.shared) {
-    const topo::LinkId l = f.usages[k].link;
-    const std::uint32_t local = link_mark[l.index()].local;
+  for (const SharedUsage& k : f.shared) {
+    const std::uint32_t local = link_mark[k.link.index()].local;
     if (!region_link_saturated(local)) continue;
     if (region.outside_max[local] <= limit && region.r_max[local] <= limit) {
-      f.bottleneck = {static_cast<std::int32_t>(k), -1};
+      f.bottleneck = {static_cast<std::int32_t>(k.usage), -1};
       return true;
     }
     if (region.outside_max[local] <= limit) continue;
-    for (const LinkFlowEntry& e : flows_on(l)) {
+    for (const LinkFlowEntry& e : flows_on(k.link)) {
       if (flow_epoch[e.slot] != epoch && e.rate > limit) {
         region.joining.push_back(e.slot);
         queued = true;
@@ -224,9 +219,9 @@ bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
                            is_bottleneck(g.usages[static_cast<std::size_t>(hint.usage)].link)) {
     return true;
   }
-  for (const std::uint32_t k : g.shared) {
-    if (static_cast<std::int32_t>(k) != hint.usage && is_bottleneck(g.usages[k].link)) {
-      g.bottleneck = {static_cast<std::int32_t>(k), -1};
+  for (const SharedUsage& k : g.shared) {
+    if (static_cast<std::int32_t>(k.usage) != hint.usage && is_bottleneck(k.link)) {
+      g.bottleneck = {static_cast<std::int32_t>(k.usage), -1};
       return true;
     }
   }

@@ -89,7 +89,7 @@ void Fabric::Impl::apply_rate(std::uint32_t slot, double rate) {
   f.rate = rate;
   // Its entries in the lists of its shared links (the scans read rates there; a pair's links are
   // read through the pair group and the flows, and get their rates when they turn shared).
-  for (const std::uint32_t k : f.shared) listed_flows(f.usages[k].link)[f.usages[k].position].rate = rate;
+  for (const SharedUsage& k : f.shared) listed_flows(k.link)[f.usages[k.usage].position].rate = rate;
   sim.cancel(f.completion);
   f.completion = {};
   // A completion more than ~285 years away is never reached: treat it like a stall.

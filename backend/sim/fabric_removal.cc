@@ -62,9 +62,9 @@ bool Fabric::Impl::has_bottleneck_without(std::uint32_t slot, std::uint32_t leav
       return true;
     }
   }
-  for (const std::uint32_t k : g.shared) {
-    if (static_cast<std::int32_t>(k) != hint.usage && is_bottleneck_of(g.usages[k].link, slot, leaving)) {
-      g.bottleneck = {static_cast<std::int32_t>(k), -1};
+  for (const SharedUsage& k : g.shared) {
+    if (static_cast<std::int32_t>(k.usage) != hint.usage && is_bottleneck_of(k.link, slot, leaving)) {
+      g.bottleneck = {static_cast<std::int32_t>(k.usage), -1};
       return true;
     }
   }
@@ -92,8 +92,8 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
   for (const std::uint32_t pair : f.pairs) {
     if (!keeps(pair_groups[pair].partner(slot))) return false;
   }
-  for (const std::uint32_t k : f.shared) {
-    for (const LinkFlowEntry& e : flows_on(f.usages[k].link)) {
+  for (const SharedUsage& k : f.shared) {
+    for (const LinkFlowEntry& e : flows_on(k.link)) {
       if (!keeps(e.slot)) return false;
     }
   }
@@ -122,8 +122,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
       tightest = {-1, static_cast<std::int32_t>(pair)};
     }
   }
-  for (const std::uint32_t k : f.shared) {
-    const Usage& u = f.usages[k];
+  for (const SharedUsage& u : f.shared) {
     const double capacity = links[u.link.index()].capacity();
     double load = 0;
     for (const LinkFlowEntry& e : flows_on(u.link)) {
@@ -135,7 +134,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
     if (spare <= capacity * kRateTolerance) return false;
     if (spare / u.weight < rate) {
       rate = spare / u.weight;
-      tightest = {static_cast<std::int32_t>(k), -1};
+      tightest = {static_cast<std::int32_t>(u.usage), -1};
     }
   }
   if (!std::isfinite(rate)) return false;  // crosses no link: left to the solve

@@ -56,8 +56,9 @@ double Fabric::Impl::usage_cap(const Usage& u) const {
 
 void Fabric::Impl::add_shared(std::uint32_t slot, std::uint32_t usage) {
   FlowState& f = flows[slot];
-  f.usages[usage].shared_index = static_cast<std::int32_t>(f.shared.size());
-  f.shared.push_back(usage);
+  Usage& u = f.usages[usage];
+  u.shared_index = static_cast<std::int32_t>(f.shared.size());
+  f.shared.push_back({usage, u.link, u.weight});
 }
 
 void Fabric::Impl::remove_shared(std::uint32_t slot, std::uint32_t usage) {
@@ -66,7 +67,7 @@ void Fabric::Impl::remove_shared(std::uint32_t slot, std::uint32_t usage) {
   const auto index = static_cast<std::size_t>(u.shared_index);
   f.shared[index] = f.shared.back();
   f.shared.pop_back();
-  if (index < f.shared.size()) f.usages[f.shared[index]].shared_index = static_cast<std::int32_t>(index);
+  if (index < f.shared.size()) f.usages[f.shared[index].usage].shared_index = static_cast<std::int32_t>(index);
   u.shared_index = -1;
 }
 

@@ -60,8 +60,10 @@ std::string Fabric::Impl::check_sharing() const {
           pairs.push_back(static_cast<std::uint32_t>(u.pair));
       } else {
         ++shared;
-        if (entry.rate != f.rate) return fmt::format("flow {}: stale rate in the list of link {}", f.id.value, u.link.value);
-        if (f.shared.at(static_cast<std::size_t>(u.shared_index)) != i)
+        if (entry.rate != f.rate)
+          return fmt::format("flow {}: stale rate in the list of link {}", f.id.value, u.link.value);
+        const SharedUsage& listed = f.shared.at(static_cast<std::size_t>(u.shared_index));
+        if (listed.usage != i || listed.link != u.link || listed.weight != u.weight)
           return fmt::format("flow {}: shared list out of step", f.id.value);
       }
     }
