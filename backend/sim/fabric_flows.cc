@@ -138,6 +138,7 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
       if (free_flow_lists.empty()) {
         free_flow_lists.push_back(static_cast<std::uint32_t>(flow_lists.size()));
         flow_lists.emplace_back();
+        shared_totals.emplace_back();
       }
       occupant = {LinkOccupant::kListed, free_flow_lists.back()};
       free_flow_lists.pop_back();
@@ -148,6 +149,7 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
     list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate});
     f.private_caps.remove(u.cap);
     on_link_joined(slot, static_cast<std::uint32_t>(i));
+    if (u.shared_index >= 0) recount_totals(occupant.usage);
   }
 }
 
@@ -184,6 +186,8 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       occupant = {list.front().slot, list.front().usage};
       flows[occupant.slot].usages[occupant.usage].position = 0;
       list.clear();
+    } else if (flows[list.front().slot].usages[list.front().usage].shared_index >= 0) {
+      recount_totals(occupant.usage);
     }
   }
   MEGASIM_ASSERT(f.pairs.empty(), "a flow left its links but not its pair groups");

@@ -162,6 +162,16 @@ struct LinkOccupant {
   std::uint32_t usage = 0;                               // the lone flow's usage of the link, or its list
 };
 
+// Sums over the flows of a shared link, kept with its list (same pool index) so that the region solve
+// reads one record per link instead of scanning the list. Recounted from the entries whenever the
+// link's flows change (so rounding cannot build up) and updated as its flows' rates change.
+struct SharedTotals {
+  double load = 0;             // sum of weight x max(0, rate)
+  double fastest = 0;          // >= every flow's rate: raised as rates rise, exact after a recount
+  std::uint32_t flows = 0;     // entries in the list
+  std::uint32_t unsolved = 0;  // flows with rate <= 0 (not yet solved, or stalled)
+};
+
 // The flows on one link as entries (Fabric::Impl::flows_on): the shared list, or one entry made
 // from the lone flow. Holds that entry itself, so references into it live as long as the view.
 class LinkFlowsView {
@@ -222,17 +232,20 @@ inline constexpr double kRateTolerance = 1e-9;
 // Working memory of the region solve (fabric_local_solve.cc), indexed by the region's local link
 // numbers (LinkMark::local): shared links and pair groups.
 struct RegionScratch {
-  std::vector<topo::LinkId> links;     // the shared links of R's flows; invalid for a pair group
-  std::vector<std::int32_t> pair;      // the pair group of a local link; -1 for a real link
-  std::vector<std::uint32_t> inside;   // per link: how many of its flows are in R
-  std::vector<double> capacity;        // per link: its capacity now
-  std::vector<double> caps;            // per flow of R: its cap from the links it crosses alone
-  std::vector<double> outside_load;    // load of the flows outside R, current rates
-  std::vector<double> outside_max;     // their largest rate
-  std::vector<double> r_load;          // load of R's flows at their new rates
-  std::vector<double> r_max;           // their largest new rate
-  std::vector<std::uint8_t> changed;   // some R flow on the link changes rate
-  std::vector<std::uint32_t> joining;  // flows to add to R after a failed check
+  std::vector<topo::LinkId> links;              // the shared links of R's flows; invalid for a pair group
+  std::vector<std::int32_t> pair;               // the pair group of a local link; -1 for a real link
+  std::vector<std::uint32_t> inside;            // per link: how many of its flows are in R
+  std::vector<double> inside_load;              // per real link: load of R's flows at their current rates
+  std::vector<std::uint32_t> inside_unsolved;   // per real link: R's flows there with rate <= 0
+  std::vector<std::uint8_t> outside_max_exact;  // outside_max is the exact largest, not a bound
+  std::vector<double> capacity;                 // per link: its capacity now
+  std::vector<double> caps;                     // per flow of R: its cap from the links it crosses alone
+  std::vector<double> outside_load;             // load of the flows outside R, current rates
+  std::vector<double> outside_max;              // their largest rate, or a bound on it (outside_fastest)
+  std::vector<double> r_load;                   // load of R's flows at their new rates
+  std::vector<double> r_max;                    // their largest new rate
+  std::vector<std::uint8_t> changed;            // some R flow on the link changes rate
+  std::vector<std::uint32_t> joining;           // flows to add to R after a failed check
   std::uint32_t check_stamp = 0;
 };
 
@@ -303,6 +316,7 @@ struct Fabric::Impl {
   void pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y);
   void unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y);
   void add_shared(std::uint32_t slot, std::uint32_t usage);
+  void recount_totals(std::uint32_t list);  // shared_totals[list] from the list's entries
   void remove_shared(std::uint32_t slot, std::uint32_t usage);
   void before_capacity_change(topo::LinkId l);
   void after_capacity_change(topo::LinkId l);
@@ -313,6 +327,9 @@ struct Fabric::Impl {
   bool region_add_pair(std::uint32_t pair);
   std::uint32_t region_append(topo::LinkId l, std::int32_t pair, double capacity);
   bool region_add_flow(std::uint32_t slot);
+  // The largest current rate among the flows outside R on real region link `local`: a bound when
+  // that is at most `limit`, else exact (scanned once per round).
+  double outside_fastest(std::uint32_t local, double limit);
   bool build_region_problem();
   void region_loads();
   [[nodiscard]] bool region_link_saturated(std::uint32_t local) const;
@@ -342,6 +359,7 @@ struct Fabric::Impl {
   std::vector<LinkMark> link_mark;                     // by link, see LinkMark
   std::vector<LinkOccupant> occupants;                 // by link: its lone flow, or its list
   std::vector<std::vector<LinkFlowEntry>> flow_lists;  // the lists of the links two or more flows share
+  std::vector<SharedTotals> shared_totals;             // by list: valid while its link is shared
   std::vector<std::uint32_t> free_flow_lists;          // unused lists, the last freed last
   std::vector<FlowState> flows;                        // by slot; slots are reused
   std::vector<std::uint32_t> flow_epoch;               // by slot: the recomputation epoch that put it in a region

@@ -24,6 +24,7 @@
 #include <cmath>
 
 #include "backend/sim/fabric_impl.h"
+#include "sim/error.h"
 
 namespace megasim::backend {
 namespace {
@@ -56,6 +57,8 @@ std::uint32_t Fabric::Impl::region_append(topo::LinkId l, std::int32_t pair, dou
   region.pair.push_back(pair);
   region.capacity.push_back(capacity);
   region.inside.push_back(0);
+  region.inside_load.push_back(0);
+  region.inside_unsolved.push_back(0);
   return static_cast<std::uint32_t>(region.links.size() - 1);
 }
 
@@ -69,7 +72,10 @@ bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
   component_flows.push_back(slot);
   for (const SharedUsage& k : f.shared) {
     if (!region_add_link(k.link)) return false;
-    ++region.inside[link_mark[k.link.index()].local];
+    const std::uint32_t local = link_mark[k.link.index()].local;
+    ++region.inside[local];
+    region.inside_load[local] += k.weight * std::max(0.0, f.rate);
+    if (f.rate <= 0) ++region.inside_unsolved[local];
   }
   for (const std::uint32_t pair : f.pairs) {
     if (!region_add_pair(pair)) return false;
@@ -85,6 +91,7 @@ bool Fabric::Impl::build_region_problem() {
   const std::size_t n = region.links.size();
   region.outside_load.assign(n, 0.0);
   region.outside_max.assign(n, 0.0);
+  region.outside_max_exact.assign(n, 1);  // pair groups and links with no outside flow: exact
   problem.clear();
   for (std::size_t i = 0; i < n; ++i) {
     if (region.pair[i] >= 0) {
@@ -99,20 +106,21 @@ bool Fabric::Impl::build_region_problem() {
       problem.add_link(std::max(0.0, region.capacity[i] - outside_rate));
       continue;
     }
-    const LinkFlowsView list = flows_on(region.links[i]);
-    if (list.size() == region.inside[i]) {  // every flow on it is in R: nothing outside to hold
+    // A shared link: the outside flows' load is the link's total less R's part; their largest rate
+    // is bounded by the link's, and scanned for only when the bound does not settle a check.
+    const LinkOccupant& occupant = occupants[region.links[i].index()];
+    MEGASIM_ASSERT(occupant.slot == LinkOccupant::kListed, "a region link is not shared");
+    const SharedTotals& totals = shared_totals[occupant.usage];
+    if (totals.flows == region.inside[i]) {  // every flow on it is in R: nothing outside to hold
+      region.outside_max_exact[i] = 1;
       problem.add_link(region.capacity[i]);
       continue;
     }
-    double load = 0, fastest = 0;
-    for (const LinkFlowEntry& e : list) {
-      if (flow_epoch[e.slot] == epoch) continue;
-      if (e.rate <= 0) return false;  // unsolved or stalled neighbour: full solve
-      load += e.weight * e.rate;
-      fastest = std::max(fastest, e.rate);
-    }
+    if (totals.unsolved > region.inside_unsolved[i]) return false;  // unsolved or stalled neighbour: full solve
+    const double load = std::max(0.0, totals.load - region.inside_load[i]);
     region.outside_load[i] = load;
-    region.outside_max[i] = fastest;
+    region.outside_max[i] = totals.fastest;
+    region.outside_max_exact[i] = 0;
     problem.add_link(std::max(0.0, region.capacity[i] - load));
   }
   region.caps.clear();
@@ -126,6 +134,17 @@ bool Fabric::Impl::build_region_problem() {
     problem.end_flow();
   }
   return true;
+}
+
+double Fabric::Impl::outside_fastest(std::uint32_t local, double limit) {
+  if (region.outside_max_exact[local] != 0 || region.outside_max[local] <= limit) return region.outside_max[local];
+  double fastest = 0;
+  for (const LinkFlowEntry& e : flows_on(region.links[local])) {
+    if (flow_epoch[e.slot] != epoch) fastest = std::max(fastest, e.rate);
+  }
+  region.outside_max[local] = fastest;
+  region.outside_max_exact[local] = 1;
+  return fastest;
 }
 
 // R's new load and largest new rate per region link, and whether any R rate on it changed.
@@ -168,11 +187,12 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
   for (const SharedUsage& k : f.shared) {
     const std::uint32_t local = link_mark[k.link.index()].local;
     if (!region_link_saturated(local)) continue;
-    if (region.outside_max[local] <= limit && region.r_max[local] <= limit) {
+    const double outside = outside_fastest(local, limit);
+    if (outside <= limit && region.r_max[local] <= limit) {
       f.bottleneck = {static_cast<std::int32_t>(k.usage), -1};
       return true;
     }
-    if (region.outside_max[local] <= limit) continue;
+    if (outside <= limit) continue;
     for (const LinkFlowEntry& e : flows_on(k.link)) {
       if (flow_epoch[e.slot] != epoch && e.rate > limit) {
         region.joining.push_back(e.slot);
@@ -200,7 +220,7 @@ bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
   if (g.rate >= g.private_caps.min() * (1 - kRateTolerance)) return true;  // at its cap
   const double limit = g.rate * (1 + kRateTolerance);
   const auto region_bottleneck = [&](std::uint32_t local) {
-    return region_link_saturated(local) && region.outside_max[local] <= limit && region.r_max[local] <= limit;
+    return region_link_saturated(local) && region.r_max[local] <= limit && outside_fastest(local, limit) <= limit;
   };
   const auto is_bottleneck = [&](topo::LinkId l) {
     const LinkMark& m = link_mark[l.index()];
@@ -240,6 +260,8 @@ bool Fabric::Impl::recompute_region() {
   region.links.clear();
   region.pair.clear();
   region.inside.clear();
+  region.inside_load.clear();
+  region.inside_unsolved.clear();
   region.capacity.clear();
   for (const topo::LinkId l : dirty_links) {
     if (links[l.index()].capacity() <= 0) return false;

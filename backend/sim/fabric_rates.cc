@@ -87,9 +87,18 @@ void Fabric::Impl::apply_rate(std::uint32_t slot, double rate) {
   if (f.rate >= 0 && std::abs(rate - f.rate) <= 1e-12 * f.rate) return;
   settle(f);
   f.rate = rate;
-  // Its entries in the lists of its shared links (the scans read rates there; a pair's links are
-  // read through the pair group and the flows, and get their rates when they turn shared).
-  for (const SharedUsage& k : f.shared) listed_flows(k.link)[f.usages[k.usage].position].rate = rate;
+  // Its entries in the lists of its shared links and their totals (the scans read rates there; a
+  // pair's links are read through the pair group and the flows, and get their rates when they turn
+  // shared).
+  for (const SharedUsage& k : f.shared) {
+    const std::uint32_t list = occupants[k.link.index()].usage;
+    LinkFlowEntry& e = flow_lists[list][f.usages[k.usage].position];
+    SharedTotals& t = shared_totals[list];
+    t.load += k.weight * (std::max(0.0, rate) - std::max(0.0, e.rate));
+    t.fastest = std::max(t.fastest, rate);
+    if ((e.rate <= 0) != (rate <= 0)) rate <= 0 ? ++t.unsolved : --t.unsolved;
+    e.rate = rate;
+  }
   sim.cancel(f.completion);
   f.completion = {};
   // A completion more than ~285 years away is never reached: treat it like a stall.

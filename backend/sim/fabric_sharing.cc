@@ -61,6 +61,17 @@ void Fabric::Impl::add_shared(std::uint32_t slot, std::uint32_t usage) {
   f.shared.push_back({usage, u.link, u.weight});
 }
 
+void Fabric::Impl::recount_totals(std::uint32_t list) {
+  SharedTotals t;
+  for (const LinkFlowEntry& e : flow_lists[list]) {
+    t.load += e.weight * std::max(0.0, e.rate);
+    t.fastest = std::max(t.fastest, e.rate);
+    if (e.rate <= 0) ++t.unsolved;
+  }
+  t.flows = static_cast<std::uint32_t>(flow_lists[list].size());
+  shared_totals[list] = t;
+}
+
 void Fabric::Impl::remove_shared(std::uint32_t slot, std::uint32_t usage) {
   FlowState& f = flows[slot];
   Usage& u = f.usages[usage];

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <vector>
 
@@ -78,6 +79,22 @@ std::string Fabric::Impl::check_sharing() const {
     std::ranges::sort(partners);
     if (std::ranges::adjacent_find(partners) != partners.end())
       return fmt::format("flow {}: two pair groups with one partner", f.id.value);
+  }
+  for (std::size_t l = 0; l < occupants.size(); ++l) {  // the totals of the shared links
+    if (occupants[l].slot != LinkOccupant::kListed) continue;
+    const std::vector<LinkFlowEntry>& list = flow_lists[occupants[l].usage];
+    if (flows[list.front().slot].usages[list.front().usage].shared_index < 0) continue;  // paired
+    const SharedTotals& kept = shared_totals[occupants[l].usage];
+    double load = 0, fastest = 0;
+    std::uint32_t unsolved = 0;
+    for (const LinkFlowEntry& e : list) {
+      load += e.weight * std::max(0.0, e.rate);
+      fastest = std::max(fastest, e.rate);
+      if (e.rate <= 0) ++unsolved;
+    }
+    if (kept.flows != list.size() || kept.unsolved != unsolved || kept.fastest < fastest ||
+        std::abs(kept.load - load) > 1e-12 * std::max(load, links[l].nominal_bytes_per_s))
+      return fmt::format("link {}: totals out of step (load {} kept {})", l, load, kept.load);
   }
   for (std::size_t id = 0; id < pair_groups.size(); ++id) {
     if (!pair_groups[id].active) continue;
