@@ -186,7 +186,7 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       occupant = {list.front().slot, list.front().usage};
       flows[occupant.slot].usages[occupant.usage].position = 0;
       list.clear();
-    } else if (flows[list.front().slot].usages[list.front().usage].shared_index >= 0) {
+    } else if (list.size() > 2 || list[0].weight != list[1].weight) {  // shared, not a pair
       recount_totals(occupant.usage);
     }
   }

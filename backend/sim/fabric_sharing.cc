@@ -166,7 +166,8 @@ void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
     }
     return;
   }
-  if (list.size() == 3 && flows[list[0].slot].usages[list[0].usage].pair >= 0) {
+  // Its two flows were a pair exactly when their weights are equal (read from the list, not the flows).
+  if (list.size() == 3 && list[0].weight == list[1].weight) {
     unpair_link(list[0], list[1]);
     for (LinkFlowEntry& e : std::span(list).first(2)) {  // shared now: their rates are read from the list
       e.rate = flows[e.slot].rate;
