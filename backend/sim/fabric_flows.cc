@@ -133,8 +133,7 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
       continue;
     }
     if (occupant.slot != LinkOccupant::kListed) {  // the lone flow moves into a list
-      const FlowState& lone = flows[occupant.slot];
-      const LinkFlowEntry entry{occupant.slot, occupant.usage, lone.usages[occupant.usage].weight, lone.rate};
+      const LinkFlowEntry entry = lone_entry(occupant);
       if (free_flow_lists.empty()) {
         free_flow_lists.push_back(static_cast<std::uint32_t>(flow_lists.size()));
         flow_lists.emplace_back();
@@ -186,7 +185,7 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       occupant = {list.front().slot, list.front().usage};
       flows[occupant.slot].usages[occupant.usage].position = 0;
       list.clear();
-    } else if (list.size() > 2 || list[0].weight != list[1].weight) {  // shared, not a pair
+    } else if (!is_pair_list(list)) {  // shared: its totals follow its flows
       recount_totals(occupant.usage);
     }
   }

@@ -172,6 +172,11 @@ struct SharedTotals {
   std::uint32_t unsolved = 0;  // flows with rate <= 0 (not yet solved, or stalled)
 };
 
+// Whether a link's list is a pair: exactly two flows, with the same weight there (fabric_sharing.cc).
+inline bool is_pair_list(std::span<const LinkFlowEntry> list) {
+  return list.size() == 2 && list[0].weight == list[1].weight;
+}
+
 // The flows on one link as entries (Fabric::Impl::flows_on): the shared list, or one entry made
 // from the lone flow. Holds that entry itself, so references into it live as long as the view.
 class LinkFlowsView {
@@ -182,7 +187,6 @@ class LinkFlowsView {
   [[nodiscard]] const LinkFlowEntry* begin() const { return has_lone_ ? &lone_ : listed_.data(); }
   [[nodiscard]] const LinkFlowEntry* end() const { return begin() + size(); }
   [[nodiscard]] std::size_t size() const { return has_lone_ ? 1 : listed_.size(); }
-  [[nodiscard]] bool empty() const { return size() == 0; }
   [[nodiscard]] const LinkFlowEntry& operator[](std::size_t i) const { return begin()[i]; }
   [[nodiscard]] const LinkFlowEntry& front() const { return *begin(); }
   [[nodiscard]] const LinkFlowEntry& back() const { return end()[-1]; }
@@ -282,6 +286,8 @@ struct Fabric::Impl {
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
   [[nodiscard]] const FlowState* find(FlowId id) const;
   [[nodiscard]] LinkFlowsView flows_on(topo::LinkId l) const;
+  // The entry of a link's lone flow (precondition: the occupant names one).
+  [[nodiscard]] LinkFlowEntry lone_entry(const LinkOccupant& o) const;
   // The list of a link two or more flows share (precondition).
   [[nodiscard]] std::vector<LinkFlowEntry>& listed_flows(topo::LinkId l) {
     return flow_lists[occupants[l.index()].usage];
@@ -411,8 +417,12 @@ inline LinkFlowsView Fabric::Impl::flows_on(topo::LinkId l) const {
   const LinkOccupant& o = occupants[l.index()];
   if (o.slot == LinkOccupant::kListed) return LinkFlowsView(flow_lists[o.usage]);
   if (o.slot == kNoSlot) return {};
+  return LinkFlowsView(lone_entry(o));
+}
+
+inline LinkFlowEntry Fabric::Impl::lone_entry(const LinkOccupant& o) const {
   const FlowState& f = flows[o.slot];
-  return LinkFlowsView(LinkFlowEntry{o.slot, o.usage, f.usages[o.usage].weight, f.rate});
+  return {o.slot, o.usage, f.usages[o.usage].weight, f.rate};
 }
 
 inline std::span<const LaneRoute> Fabric::Impl::lanes_of(const FlowState& f) {

@@ -152,13 +152,11 @@ void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
 // The usage's flow was just appended to its link's list, as its second flow or later (enter_usages
 // handles the first): classify it, and the flows already there.
 void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
-  const Usage& u = flows[slot].usages[usage];
-  std::vector<LinkFlowEntry>& list = listed_flows(u.link);
+  std::vector<LinkFlowEntry>& list = listed_flows(flows[slot].usages[usage].link);
   if (list.size() == 2) {
     const LinkFlowEntry& other = list.front();
-    const Usage& o = flows[other.slot].usages[other.usage];
-    if (o.weight == u.weight) {
-      flows[other.slot].private_caps.remove(o.cap);
+    if (is_pair_list(list)) {
+      flows[other.slot].private_caps.remove(flows[other.slot].usages[other.usage].cap);
       pair_link(other, list.back());
     } else {
       mark_shared(other.slot, other.usage);
@@ -166,8 +164,7 @@ void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
     }
     return;
   }
-  // Its two flows were a pair exactly when their weights are equal (read from the list, not the flows).
-  if (list.size() == 3 && list[0].weight == list[1].weight) {
+  if (list.size() == 3 && is_pair_list(std::span(list).first(2))) {  // its two flows were a pair
     unpair_link(list[0], list[1]);
     for (LinkFlowEntry& e : std::span(list).first(2)) {  // shared now: their rates are read from the list
       e.rate = flows[e.slot].rate;
@@ -187,10 +184,9 @@ void Fabric::Impl::on_link_left(topo::LinkId l) {
     if (u.shared_index >= 0) mark_private(list.front().slot, list.front().usage);
     return;
   }
-  if (list.size() != 2) return;
+  if (!is_pair_list(list)) return;
   const LinkFlowEntry& x = list[0];
   const LinkFlowEntry& y = list[1];
-  if (flows[x.slot].usages[x.usage].weight != flows[y.slot].usages[y.usage].weight) return;
   remove_shared(x.slot, x.usage);
   remove_shared(y.slot, y.usage);
   pair_link(x, y);

@@ -47,7 +47,8 @@ std::string Fabric::Impl::check_sharing() const {
                            list.size());
       }
       const LinkFlowEntry& entry = alone ? list.front() : list[u.position];
-      if (entry.slot != slot || entry.usage != i || (!alone && occupants[u.link.index()].slot != LinkOccupant::kListed))
+      if (entry.slot != slot || entry.usage != i || entry.weight != u.weight ||
+          (!alone && occupants[u.link.index()].slot != LinkOccupant::kListed))
         return fmt::format("flow {}: link {} lists it out of place", f.id.value, u.link.value);
       if (alone) {
         expected.add(usage_cap(u));
