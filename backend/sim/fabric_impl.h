@@ -362,7 +362,10 @@ struct Fabric::Impl {
   topo::EcmpMembership all_links;  // never changes: routes of last resort over dead links
 
   std::vector<LinkState> links;
-  std::vector<LinkMark> link_mark;                     // by link, see LinkMark
+  std::vector<LinkMark> link_mark;  // by link, see LinkMark
+  // By link: LinkState::capacity(), kept equal by after_capacity_change; 8 bytes a link instead of
+  // LinkState's 40, because the solves and shortcuts read the capacity of every shared link they visit.
+  std::vector<double> link_capacity;
   std::vector<LinkOccupant> occupants;                 // by link: its lone flow, or its list
   std::vector<std::vector<LinkFlowEntry>> flow_lists;  // the lists of the links two or more flows share
   std::vector<SharedTotals> shared_totals;             // by list: valid while its link is shared

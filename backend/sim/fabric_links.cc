@@ -18,6 +18,7 @@ Fabric::Impl::Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p)
       all_links(t.num_links()),
       links(t.num_links()),
       link_mark(t.num_links()),
+      link_capacity(t.num_links()),
       occupants(t.num_links()) {
   validate(params);
   // Effective capacity: nominal Gb/s as bytes/s times the achievable fraction for its kind.
@@ -25,6 +26,7 @@ Fabric::Impl::Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p)
     const topo::Link& l = topo.link(topo::LinkId(static_cast<std::int32_t>(i)));
     const double efficiency = l.kind == topo::LinkKind::kNvLink ? params.nvlink_efficiency : params.network_efficiency;
     links[i].nominal_bytes_per_s = l.capacity_gbps * 1e9 / 8 * efficiency;
+    link_capacity[i] = links[i].capacity();
   }
 }
 

@@ -35,7 +35,7 @@ constexpr int kMaxRounds = 8;
 bool Fabric::Impl::region_add_link(topo::LinkId l) {
   LinkMark& m = link_mark[l.index()];
   if (m.epoch == epoch) return true;
-  const double capacity = links[l.index()].capacity();
+  const double capacity = link_capacity[l.index()];
   if (capacity <= 0) return false;
   m = {epoch, region_append(l, -1, capacity)};
   return true;
@@ -264,7 +264,7 @@ bool Fabric::Impl::recompute_region() {
   region.inside_unsolved.clear();
   region.capacity.clear();
   for (const topo::LinkId l : dirty_links) {
-    if (links[l.index()].capacity() <= 0) return false;
+    if (link_capacity[l.index()] <= 0) return false;
     for (const LinkFlowEntry& e : flows_on(l)) {
       if (!region_add_flow(e.slot)) return false;
     }

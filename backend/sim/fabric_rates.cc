@@ -34,7 +34,7 @@ void Fabric::Impl::collect_component() {
     LinkMark& m = link_mark[l.index()];
     if (m.epoch == epoch) return;
     m.epoch = epoch;
-    m.local = problem.add_link(links[l.index()].capacity());
+    m.local = problem.add_link(link_capacity[l.index()]);
     bfs_stack.push_back(l);
   };
   for (const topo::LinkId l : dirty_links) {

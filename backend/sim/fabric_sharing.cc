@@ -51,7 +51,7 @@ void PrivateCaps::clear() {
 }
 
 double Fabric::Impl::usage_cap(const Usage& u) const {
-  return links[u.link.index()].capacity() / u.weight;
+  return link_capacity[u.link.index()] / u.weight;
 }
 
 void Fabric::Impl::add_shared(std::uint32_t slot, std::uint32_t usage) {
@@ -194,7 +194,7 @@ void Fabric::Impl::on_link_left(topo::LinkId l) {
 
 // Around a capacity change of link l: every usage's cap on it moves with the capacity (and the
 // private cap of a flow alone on it, or the pair's cap); cached routes carry caps, so they are
-// dropped.
+// dropped; link_capacity keeps its copy.
 void Fabric::Impl::before_capacity_change(topo::LinkId l) {
   const LinkFlowsView list = flows_on(l);
   if (list.size() == 1) {
@@ -207,6 +207,7 @@ void Fabric::Impl::before_capacity_change(topo::LinkId l) {
 }
 
 void Fabric::Impl::after_capacity_change(topo::LinkId l) {
+  link_capacity[l.index()] = links[l.index()].capacity();
   clear_route_cache();
   const LinkFlowsView list = flows_on(l);
   for (const LinkFlowEntry& e : list) {

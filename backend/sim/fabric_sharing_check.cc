@@ -27,6 +27,9 @@ bool same_caps(const PrivateCaps& x, const PrivateCaps& y) {
 // Recounts every active flow's shared list, pair groups and private caps from the link lists (tests,
 // through Fabric::check_rates).
 std::string Fabric::Impl::check_sharing() const {
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    if (link_capacity[l] != links[l].capacity()) return fmt::format("link {}: stale capacity copy", l);
+  }
   std::unordered_map<std::int32_t, PrivateCaps> expected_pair_caps;
   for (std::uint32_t slot = 0; slot < flows.size(); ++slot) {
     const FlowState& f = flows[slot];
