@@ -60,6 +60,9 @@ struct Unit {
   std::vector<TaskState> tasks;              // per task of the stage program
   std::array<std::size_t, kStreams> next{};  // position of the stream's head in stream_tasks
   std::array<bool, kStreams> busy{};         // a blocking task is running on the stream
+  // The routes of its PP sends to the next stage [0] and to the previous one [1]: every send to a
+  // peer crosses the same lanes (its TP ranks' connections on their pipeline communicators).
+  std::array<RouteHint, 2> send_routes{};
 };
 
 // A PP transfer in flight, indexed by its FlowId.

@@ -28,7 +28,7 @@ void Executor::post(std::int32_t u, std::int32_t task) {
 
 void Executor::start_transfer(std::int32_t send_unit, std::int32_t send_task, std::int32_t recv_unit,
                               std::int32_t recv_task) {
-  const Unit& from = units_[static_cast<std::size_t>(send_unit)];
+  Unit& from = units_[static_cast<std::size_t>(send_unit)];
   const Unit& to = units_[static_cast<std::size_t>(recv_unit)];
   record(send_unit, send_task).transfer_start = sim_.now();
   record(recv_unit, recv_task).transfer_start = sim_.now();
@@ -40,8 +40,10 @@ void Executor::start_transfer(std::int32_t send_unit, std::int32_t send_task, st
     const std::uint64_t communicator = pipeline_communicator(from.replica, static_cast<std::int64_t>(t));
     spec.lanes.push_back(FlowLane{from.gpus[t], to.gpus[t], fabric_connection(communicator, 0)});
   }
-  spec.bytes_per_lane = task_of(send_unit, send_task).bytes;
+  const models::Task& send = task_of(send_unit, send_task);
+  spec.bytes_per_lane = send.bytes;
   spec.add_path_latency = true;
+  spec.route_hint = &from.send_routes[send.peer_offset > 0 ? 0 : 1];
   spec.on_complete = [this](FlowId id) { on_transfer_done(id); };
   const FlowId id = fabric_.start_flow(std::move(spec));
   if (transfers_.size() <= id.index()) transfers_.resize(id.index() + 1);

@@ -85,11 +85,25 @@ struct FlowLane {
   bool operator==(const FlowLane&) const = default;
 };
 
+struct CachedRoute;  // fabric_impl.h
+
+// Where start_flow found a flow's route in its route cache, kept by a caller that starts flows over
+// the same lanes again and again (a pipeline's transfers between two stages): handed back, it spares
+// the cache lookup and the comparison of the lanes. A hint from before the cache was last cleared
+// (a link changed) is ignored.
+struct RouteHint {
+  CachedRoute* route = nullptr;
+  std::uint64_t generation = 0;
+};
+
 struct FlowSpec {
   std::vector<FlowLane> lanes;   // at least one; src != dst in each
   double bytes_per_lane = 0;     // > 0
   bool add_path_latency = true;  // completion waits for the last byte to cross the longest path
   std::function<void(FlowId)> on_complete;
+  // Optional, in and out: a hint that start_flow left here for a flow with exactly these lanes (the
+  // caller's contract), and where start_flow leaves this flow's.
+  RouteHint* route_hint = nullptr;
 };
 
 // The queue-pair number (24 bits, as in InfiniBand) of QP `qp` of a lane's connection: a

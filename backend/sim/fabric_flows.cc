@@ -44,7 +44,7 @@ FlowId Fabric::Impl::start_flow(FlowSpec spec) {
   f.start = f.last_update = sim.now();
   f.completion = f.stall_check = {};
   f.on_complete = std::move(spec.on_complete);
-  route_flow(f, spec.lanes);
+  route_flow(f, spec.lanes, spec.route_hint);
   if (f.stuck) stuck_flows.push_back(f.id);
   enter_usages(slot, /*mark_links_dirty=*/false);
   if (!f.stuck && !recompute_pending && admit_without_resolve(slot)) {

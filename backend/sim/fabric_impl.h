@@ -213,6 +213,7 @@ struct LinkState {
 // get their share when the cache is cleared, and Fabric::link_bytes_carried adds what is pending.
 struct CachedRoute {
   std::vector<FlowLane> lanes;
+  FlowLane first_lane;  // lanes.front(), kept in the object to check a RouteHint without reading lanes
   std::vector<LaneRoute> routes;
   std::vector<Segment> segments;
   std::vector<Usage> usages;
@@ -282,7 +283,7 @@ struct Fabric::Impl {
   [[nodiscard]] static std::span<const LaneRoute> lanes_of(const FlowState& f);
   [[nodiscard]] static std::span<const Segment> segments_of(const FlowState& f);
   // Routes the flow's lanes (from route_cache when it has them).
-  void route_flow(FlowState& f, const std::vector<FlowLane>& lanes);
+  void route_flow(FlowState& f, const std::vector<FlowLane>& lanes, RouteHint* hint);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
   [[nodiscard]] const FlowState* find(FlowId id) const;
   [[nodiscard]] LinkFlowsView flows_on(topo::LinkId l) const;
@@ -413,6 +414,7 @@ struct Fabric::Impl {
   // The map points into route_store, whose entries stay put (flows point at them) until
   // clear_route_cache().
   RouteIndex route_cache;
+  std::uint64_t route_generation = 1;  // counts clear_route_cache() calls: RouteHints from before are stale
   std::vector<std::unique_ptr<CachedRoute>> route_store;
 };
 

@@ -28,9 +28,10 @@ void Fabric::Impl::clear_route_cache() {
   }
   route_cache.clear();
   route_store.clear();
+  ++route_generation;
 }
 
-void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) {
+void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes, RouteHint* hint) {
   f.lanes.clear();
   f.segments.clear();
   f.latency = -1;
@@ -38,7 +39,16 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
   const bool cacheable = params.routing != Routing::kAdaptive;  // adaptive paths depend on the load
   const LaneKey key{lanes.front().src.value, lanes.front().dst.value, lanes.front().connection};
   if (cacheable) {
-    if (CachedRoute* cached = route_cache.find(key); cached != nullptr && cached->lanes == lanes) {
+    CachedRoute* cached = nullptr;
+    if (hint != nullptr && hint->route != nullptr && hint->generation == route_generation) {
+      cached = hint->route;
+      MEGASIM_ASSERT(cached->lanes.size() == lanes.size() && cached->first_lane == lanes.front(),
+                     "a route hint handed back for other lanes");
+    } else if (CachedRoute* found = route_cache.find(key); found != nullptr && found->lanes == lanes) {
+      cached = found;
+    }
+    if (cached != nullptr) {
+      if (hint != nullptr) *hint = {cached, route_generation};
       const CachedRoute& r = *cached;
       f.usages = r.usages;  // the flow's own: they carry its places in the link lists
       f.latency = r.latency;
@@ -60,12 +70,13 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes) 
     // A route already cached under this key (other lanes) stays in the store for the flows using it.
     PrivateCaps caps;
     for (const Usage& u : f.usages) caps.add(u.cap);
-    route_store.push_back(std::make_unique<CachedRoute>(
-        CachedRoute{lanes, std::move(f.lanes), std::move(f.segments), f.usages, std::move(caps), f.latency}));
+    route_store.push_back(std::make_unique<CachedRoute>(CachedRoute{
+        lanes, lanes.front(), std::move(f.lanes), std::move(f.segments), f.usages, std::move(caps), f.latency}));
     f.lanes.clear();
     f.segments.clear();
     f.route = route_store.back().get();
     route_cache.assign(key, f.route);
+    if (hint != nullptr) *hint = {f.route, route_generation};
   }
 }
 

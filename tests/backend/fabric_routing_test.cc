@@ -151,5 +151,49 @@ TEST(FabricRouting, QpsSplitALaneEvenly) {
   EXPECT_DOUBLE_EQ(up_weight, 1.0);
 }
 
+// A RouteHint hands the cached route back for the next flow over the same lanes: the flow gets the
+// same links, weights and rate as one routed through the cache lookup; a hint from before a link
+// change (the cache was cleared) is ignored, and a hint handed back for other lanes is refused.
+TEST(FabricRouting, RouteHintGivesTheRouteOfTheLookupAndGoesStaleWhenTheCacheClears) {
+  Bed bed(small_cluster(64));
+  const auto spec = [](RouteHint* hint) {
+    FlowSpec s;
+    s.lanes = {{topo::GpuId(0), topo::GpuId(33), 0}, {topo::GpuId(1), topo::GpuId(32), 0}};  // across pods
+    s.bytes_per_lane = 1e9;
+    s.route_hint = hint;
+    return s;
+  };
+  RouteHint hint;
+  const FlowId first = bed.fabric.start_flow(spec(&hint));
+  ASSERT_NE(hint.route, nullptr);
+  const std::vector<LinkUse> expected = bed.fabric.flow_usage(first);
+  bed.sim.run();
+  const RouteHint kept = hint;
+  const FlowId hinted = bed.fabric.start_flow(spec(&hint));
+  EXPECT_EQ(hint.route, kept.route);
+  EXPECT_EQ(hint.generation, kept.generation);
+  const FlowId looked_up = bed.fabric.start_flow(spec(nullptr));
+  const auto same = [](const std::vector<LinkUse>& a, const std::vector<LinkUse>& b) {
+    return std::ranges::equal(
+        a, b, [](const LinkUse& x, const LinkUse& y) { return x.link == y.link && x.weight == y.weight; });
+  };
+  EXPECT_TRUE(same(bed.fabric.flow_usage(hinted), expected));
+  EXPECT_TRUE(same(bed.fabric.flow_usage(looked_up), expected));
+  bed.sim.run();
+  EXPECT_EQ(bed.fabric.check_rates(), "");
+
+  // A link change clears the cache: the old hint is stale and replaced by the new route's.
+  const topo::LinkId unrelated = bed.topo.up_links(bed.topo.tor_of(topo::GpuId(30))).front();
+  bed.fabric.set_link_speed_factor(unrelated, 0.5);
+  const FlowId after = bed.fabric.start_flow(spec(&hint));
+  EXPECT_NE(hint.generation, kept.generation);
+  EXPECT_TRUE(same(bed.fabric.flow_usage(after), expected));
+  bed.sim.run();
+
+  FlowSpec other = spec(&hint);
+  other.lanes.front().dst = topo::GpuId(35);
+  EXPECT_DEATH(bed.fabric.start_flow(std::move(other)), "route hint handed back for other lanes");
+}
+
 }  // namespace
 }  // namespace megasim::backend
