@@ -269,6 +269,12 @@ struct Fabric::Impl {
   [[nodiscard]] bool is_bottleneck_of(topo::LinkId l, std::uint32_t slot, std::uint32_t leaving = kNoSlot) const;
   [[nodiscard]] bool is_pair_bottleneck_of(std::int32_t pair, std::uint32_t slot) const;
   bool has_bottleneck_without(std::uint32_t slot, std::uint32_t leaving);
+  // Whether the flow in `slot` has a bottleneck: it runs at the cap of a link it crosses alone, or
+  // pair_binds(group id) holds for one of its pair groups, or link_binds(link) for one of its shared
+  // links. The hint is tried first (a link hint only while the link is still shared: a paired link's
+  // list holds its partner's old rate), and the constraint found becomes the next hint.
+  template <typename PairBinds, typename LinkBinds>
+  bool find_bottleneck(std::uint32_t slot, PairBinds pair_binds, LinkBinds link_binds);
   void settle(FlowState& f);
   [[nodiscard]] double remaining_now(const FlowState& f) const;
   void credit_carried(FlowState& f);
@@ -404,7 +410,7 @@ struct Fabric::Impl {
   std::vector<Segment> segment_scratch;
   std::vector<Usage> usage_scratch;
   RegionScratch region;
-  // Pair groups by id (ids reused through free_pairs), found by their slots (a << 32 | b).
+  // Pair groups by id (ids reused through free_pairs), listed in their flows' `pairs`.
   std::vector<PairGroup> pair_groups;
   std::vector<LinkMark> pair_mark;  // by group id: region stamps, as link_mark
   std::vector<std::uint32_t> free_pairs;
@@ -428,6 +434,32 @@ inline LinkFlowsView Fabric::Impl::flows_on(topo::LinkId l) const {
 inline LinkFlowEntry Fabric::Impl::lone_entry(const LinkOccupant& o) const {
   const FlowState& f = flows[o.slot];
   return {o.slot, o.usage, f.usages[o.usage].weight, f.rate};
+}
+
+template <typename PairBinds, typename LinkBinds>
+bool Fabric::Impl::find_bottleneck(std::uint32_t slot, PairBinds pair_binds, LinkBinds link_binds) {
+  FlowState& g = flows[slot];
+  if (g.rate >= g.private_caps.min() * (1 - kRateTolerance)) return true;  // at its cap
+  const BottleneckHint hint = g.bottleneck;
+  if (hint.pair >= 0 ? pair_groups[static_cast<std::size_t>(hint.pair)].has(slot) &&
+                           pair_binds(static_cast<std::uint32_t>(hint.pair))
+                     : hint.usage >= 0 && g.usages[static_cast<std::size_t>(hint.usage)].shared_index >= 0 &&
+                           link_binds(g.usages[static_cast<std::size_t>(hint.usage)].link)) {
+    return true;
+  }
+  for (const std::uint32_t pair : g.pairs) {
+    if (static_cast<std::int32_t>(pair) != hint.pair && pair_binds(pair)) {
+      g.bottleneck = {-1, static_cast<std::int32_t>(pair)};
+      return true;
+    }
+  }
+  for (const SharedUsage& k : g.shared) {
+    if (static_cast<std::int32_t>(k.usage) != hint.usage && link_binds(k.link)) {
+      g.bottleneck = {static_cast<std::int32_t>(k.usage), -1};
+      return true;
+    }
+  }
+  return false;
 }
 
 inline std::span<const LaneRoute> Fabric::Impl::lanes_of(const FlowState& f) {

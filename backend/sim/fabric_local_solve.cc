@@ -214,44 +214,24 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
   return queued;
 }
 
-// Step 3 for a flow outside R crossing a changed link: whether it still has a bottleneck.
+// Step 3 for a flow outside R crossing a changed link: whether it still has a bottleneck. A region
+// link or pair group is judged by R's new rates, any other by the current lists.
 bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
-  FlowState& g = flows[slot];
-  if (g.rate >= g.private_caps.min() * (1 - kRateTolerance)) return true;  // at its cap
-  const double limit = g.rate * (1 + kRateTolerance);
+  const double limit = flows[slot].rate * (1 + kRateTolerance);
   const auto region_bottleneck = [&](std::uint32_t local) {
     return region_link_saturated(local) && region.r_max[local] <= limit && outside_fastest(local, limit) <= limit;
   };
-  const auto is_bottleneck = [&](topo::LinkId l) {
-    const LinkMark& m = link_mark[l.index()];
-    return m.epoch != epoch ? is_bottleneck_of(l, slot) : region_bottleneck(m.local);
-  };
-  const auto is_pair_bottleneck = [&](std::uint32_t pair) {
-    const LinkMark& m = pair_mark[pair];
-    return m.epoch != epoch ? is_pair_bottleneck_of(static_cast<std::int32_t>(pair), slot) : region_bottleneck(m.local);
-  };
-  // A link hint counts only while the link is still shared: a paired link is in the region, if at
-  // all, as its pair group, and its list holds the partner's old rate.
-  const BottleneckHint hint = g.bottleneck;
-  if (hint.pair >= 0 ? pair_groups[static_cast<std::size_t>(hint.pair)].has(slot) &&
-                           is_pair_bottleneck(static_cast<std::uint32_t>(hint.pair))
-                     : hint.usage >= 0 && g.usages[static_cast<std::size_t>(hint.usage)].shared_index >= 0 &&
-                           is_bottleneck(g.usages[static_cast<std::size_t>(hint.usage)].link)) {
-    return true;
-  }
-  for (const SharedUsage& k : g.shared) {
-    if (static_cast<std::int32_t>(k.usage) != hint.usage && is_bottleneck(k.link)) {
-      g.bottleneck = {static_cast<std::int32_t>(k.usage), -1};
-      return true;
-    }
-  }
-  for (const std::uint32_t pair : g.pairs) {
-    if (static_cast<std::int32_t>(pair) != hint.pair && is_pair_bottleneck(pair)) {
-      g.bottleneck = {-1, static_cast<std::int32_t>(pair)};
-      return true;
-    }
-  }
-  return false;
+  return find_bottleneck(
+      slot,
+      [&](std::uint32_t pair) {
+        const LinkMark& m = pair_mark[pair];
+        return m.epoch != epoch ? is_pair_bottleneck_of(static_cast<std::int32_t>(pair), slot)
+                                : region_bottleneck(m.local);
+      },
+      [&](topo::LinkId l) {
+        const LinkMark& m = link_mark[l.index()];
+        return m.epoch != epoch ? is_bottleneck_of(l, slot) : region_bottleneck(m.local);
+      });
 }
 
 bool Fabric::Impl::recompute_region() {

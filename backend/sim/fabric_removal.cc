@@ -41,34 +41,14 @@ bool Fabric::Impl::is_pair_bottleneck_of(std::int32_t pair, std::uint32_t slot) 
 
 // Whether the flow in `slot` has a bottleneck that `leaving` does not cross: a link it crosses alone
 // where it runs at its cap, one of its pair groups without `leaving`, or a shared link without it.
-// Tries the hint first and leaves the bottleneck found as the next hint.
 bool Fabric::Impl::has_bottleneck_without(std::uint32_t slot, std::uint32_t leaving) {
-  FlowState& g = flows[slot];
-  if (g.rate >= g.private_caps.min() * (1 - kRateTolerance)) return true;
-  const auto pair_holds = [&](std::int32_t pair) {
-    const PairGroup& p = pair_groups[static_cast<std::size_t>(pair)];
-    return p.a != leaving && p.b != leaving && is_pair_bottleneck_of(pair, slot);
-  };
-  const BottleneckHint hint = g.bottleneck;
-  // A link hint counts only while the link is still shared (a paired link's list holds stale rates).
-  if (hint.pair >= 0 ? pair_holds(hint.pair)
-                     : hint.usage >= 0 && g.usages[static_cast<std::size_t>(hint.usage)].shared_index >= 0 &&
-                           is_bottleneck_of(g.usages[static_cast<std::size_t>(hint.usage)].link, slot, leaving)) {
-    return true;
-  }
-  for (const std::uint32_t pair : g.pairs) {
-    if (static_cast<std::int32_t>(pair) != hint.pair && pair_holds(static_cast<std::int32_t>(pair))) {
-      g.bottleneck = {-1, static_cast<std::int32_t>(pair)};
-      return true;
-    }
-  }
-  for (const SharedUsage& k : g.shared) {
-    if (static_cast<std::int32_t>(k.usage) != hint.usage && is_bottleneck_of(k.link, slot, leaving)) {
-      g.bottleneck = {static_cast<std::int32_t>(k.usage), -1};
-      return true;
-    }
-  }
-  return false;
+  return find_bottleneck(
+      slot,
+      [&](std::uint32_t pair) {
+        const PairGroup& p = pair_groups[pair];
+        return p.a != leaving && p.b != leaving && is_pair_bottleneck_of(static_cast<std::int32_t>(pair), slot);
+      },
+      [&](topo::LinkId l) { return is_bottleneck_of(l, slot, leaving); });
 }
 
 // The flows that share a link with the leaving flow are those on its shared links and its pair
