@@ -113,6 +113,12 @@ void Topology::add_links() {
   for (std::int64_t g = 0; g < p.gpus; ++g) {
     const GpuId gpu(i32(g));
     add_cable(gpu_node(gpu), nvswitch_of(server_of(gpu)), LinkKind::kNvLink, nvlink_gbps, p.nvlink_latency_ns);
+  }
+  // The NIC cables after all NVLink cables, in GPU order: a server's NIC links, which a pipeline
+  // transfer leaving or entering it crosses together, are adjacent in every per-link array (two
+  // cache lines of 8-byte records rather than four with the NVLink cables in between).
+  for (std::int64_t g = 0; g < p.gpus; ++g) {
+    const GpuId gpu(i32(g));
     add_cable(gpu_node(gpu), tor_of(gpu), LinkKind::kNic, p.nic_gbps, p.link_latency_ns);
   }
   tor_agg_link_base_ = i32(static_cast<std::int64_t>(links_.size()));
@@ -174,16 +180,16 @@ NodeId Topology::tor_of(GpuId g) const {
 }
 
 LinkId Topology::nvlink_up(GpuId g) const {
-  return LinkId(4 * g.value);
+  return LinkId(2 * g.value);
 }
 LinkId Topology::nvlink_down(GpuId g) const {
-  return LinkId(4 * g.value + 1);
+  return LinkId(2 * g.value + 1);
 }
 LinkId Topology::nic_up(GpuId g) const {
-  return LinkId(4 * g.value + 2);
+  return LinkId(i32(2 * (params_.gpus + g.value)));
 }
 LinkId Topology::nic_down(GpuId g) const {
-  return LinkId(4 * g.value + 3);
+  return LinkId(i32(2 * (params_.gpus + g.value) + 1));
 }
 
 std::uint32_t Topology::ip_of(GpuId g) const {
