@@ -93,15 +93,17 @@ void Fabric::Impl::build_usages(FlowState& f) {
     for (const topo::LinkId l : s.path.view()) usage_scratch.push_back({.link = l, .weight = s.weight});
   }
   std::sort(usage_scratch.begin(), usage_scratch.end(), [](const Usage& a, const Usage& b) { return a.link < b.link; });
-  f.usages.clear();
+  release_usages(f);
+  std::vector<Usage>& own = f.own_usages;
   for (const Usage& u : usage_scratch) {
-    if (!f.usages.empty() && f.usages.back().link == u.link) {
-      f.usages.back().weight += u.weight;
+    if (!own.empty() && own.back().link == u.link) {
+      own.back().weight += u.weight;
     } else {
-      f.usages.push_back(u);
+      own.push_back(u);
     }
   }
-  for (Usage& u : f.usages) u.cap = usage_cap(u);
+  for (Usage& u : own) u.cap = usage_cap(u);
+  f.usages = own;
 }
 
 // Enters the flow in its links' flow lists and classifies its usages and those of the flows it
@@ -190,7 +192,7 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
     }
   }
   MEGASIM_ASSERT(f.pairs.empty(), "a flow left its links but not its pair groups");
-  f.usages.clear();
+  release_usages(f);
   f.shared.clear();
   f.private_caps.clear();
 }

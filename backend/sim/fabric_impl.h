@@ -18,6 +18,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backend/sim/fabric.h"
@@ -43,7 +44,8 @@ struct LaneRoute {
 
 // A link crossed by a flow: the weight summed over the flow's segments, and the position of the
 // flow's entry in the link's flow list while the link is shared (for O(1) removal).
-// 32 bytes (a flow's usages are copied from the route cache at every start).
+// 32 bytes. The link, weight and cap come from the route; position, shared_index and pair are the
+// flow's state (set as it enters its links).
 struct Usage {
   topo::LinkId link;
   std::uint32_t position = 0;
@@ -124,9 +126,13 @@ struct FlowState {
   sim::EventHandle completion;
   sim::EventHandle stall_check;
   std::function<void(FlowId)> on_complete;
-  std::vector<LaneRoute> lanes;      // empty while `route` holds them (use lanes_of)
-  std::vector<Segment> segments;     // likewise (segments_of)
-  std::vector<Usage> usages;         // sorted by link, one entry per link
+  std::vector<LaneRoute> lanes;   // empty while `route` holds them (use lanes_of)
+  std::vector<Segment> segments;  // likewise (segments_of)
+  // Sorted by link, one entry per link: own_usages, or the array of its cached route, used in place
+  // while it is the route's only flow (borrowed_usages), which spares a copy of the route per start.
+  std::span<Usage> usages;
+  std::vector<Usage> own_usages;
+  bool borrowed_usages = false;
   std::vector<SharedUsage> shared;   // its usages on links shared but not as a pair
   std::vector<std::uint32_t> pairs;  // the PairGroups it belongs to
   PrivateCaps private_caps;          // caps of the usages on links it crosses alone (fabric_sharing.cc)
@@ -140,6 +146,9 @@ struct FlowState {
 
 // A flow's entry in a link's flow list, with copies of its weight there and its current rate so
 // that scans of a shared link (its load, its fastest flow) read one compact array.
+static_assert(std::is_nothrow_move_constructible_v<FlowState>,
+              "flows grow by moving: a FlowState's usages span must keep pointing at its own_usages");
+
 struct LinkFlowEntry {
   std::uint32_t slot;   // flow slot
   std::uint32_t usage;  // index into that flow's usages
@@ -216,7 +225,8 @@ struct CachedRoute {
   FlowLane first_lane;  // lanes.front(), kept in the object to check a RouteHint without reading lanes
   std::vector<LaneRoute> routes;
   std::vector<Segment> segments;
-  std::vector<Usage> usages;
+  std::vector<Usage> usages;      // link, weight, cap; the rest belongs to the flow that borrows it
+  bool usages_lent = false;       // a flow uses `usages` in place (FlowState::borrowed_usages)
   PrivateCaps caps;               // the caps of all its usages: a flow's private caps if alone everywhere
   sim::SimTime latency = 0;       // path_latency of a flow so routed
   double pending_lane_bytes = 0;  // carried by its flows, not yet credited to the links
@@ -284,11 +294,14 @@ struct Fabric::Impl {
   // Credits the cached routes' pending bytes to their links, gives the flows their own copies of
   // their routes and empties the cache.
   void clear_route_cache();
-  void own_route(FlowState& f);  // copies the cached lanes and segments into the flow, detaches it
+  // Copies the cached lanes and segments (and usages, if borrowed) into the flow, detaches it.
+  void own_route(FlowState& f);
+  // Ends the flow's use of its usages: returns a borrowed array to its route, empties its own.
+  void release_usages(FlowState& f);
   // A flow's lanes and segments: the cached route's while it has one, else its own.
   [[nodiscard]] static std::span<const LaneRoute> lanes_of(const FlowState& f);
   [[nodiscard]] static std::span<const Segment> segments_of(const FlowState& f);
-  // Routes the flow's lanes (from route_cache when it has them).
+  // Routes the flow's lanes (from route_cache when it has them) and sets its usages.
   void route_flow(FlowState& f, const std::vector<FlowLane>& lanes, RouteHint* hint);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
   [[nodiscard]] const FlowState* find(FlowId id) const;

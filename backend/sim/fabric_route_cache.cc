@@ -10,6 +10,12 @@ namespace megasim::backend {
 
 void Fabric::Impl::own_route(FlowState& f) {
   if (f.route == nullptr) return;
+  if (f.borrowed_usages) {
+    f.own_usages.assign(f.usages.begin(), f.usages.end());
+    f.usages = f.own_usages;
+    f.borrowed_usages = false;
+    f.route->usages_lent = false;
+  }
   f.lanes = f.route->routes;
   f.segments = f.route->segments;
   f.route = nullptr;
@@ -31,6 +37,15 @@ void Fabric::Impl::clear_route_cache() {
   ++route_generation;
 }
 
+void Fabric::Impl::release_usages(FlowState& f) {
+  if (f.borrowed_usages) {
+    f.route->usages_lent = false;
+    f.borrowed_usages = false;
+  }
+  f.own_usages.clear();
+  f.usages = {};
+}
+
 void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes, RouteHint* hint) {
   f.lanes.clear();
   f.segments.clear();
@@ -49,8 +64,15 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes, 
     }
     if (cached != nullptr) {
       if (hint != nullptr) *hint = {cached, route_generation};
-      const CachedRoute& r = *cached;
-      f.usages = r.usages;  // the flow's own: they carry its places in the link lists
+      CachedRoute& r = *cached;
+      if (r.usages_lent) {  // another flow of the route holds its array: copy it
+        f.own_usages = r.usages;
+        f.usages = f.own_usages;
+      } else {
+        r.usages_lent = true;
+        f.usages = r.usages;
+        f.borrowed_usages = true;
+      }
       f.latency = r.latency;
       f.route = cached;
       return;
@@ -70,8 +92,9 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes, 
     // A route already cached under this key (other lanes) stays in the store for the flows using it.
     PrivateCaps caps;
     for (const Usage& u : f.usages) caps.add(u.cap);
-    route_store.push_back(std::make_unique<CachedRoute>(CachedRoute{
-        lanes, lanes.front(), std::move(f.lanes), std::move(f.segments), f.usages, std::move(caps), f.latency}));
+    route_store.push_back(
+        std::make_unique<CachedRoute>(CachedRoute{lanes, lanes.front(), std::move(f.lanes), std::move(f.segments),
+                                                  f.own_usages, false, std::move(caps), f.latency}));
     f.lanes.clear();
     f.segments.clear();
     f.route = route_store.back().get();
