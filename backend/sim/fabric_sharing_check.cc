@@ -1,5 +1,6 @@
 // The sharing bookkeeping recounted from the link lists (tests, through Fabric::check_rates): each
-// usage's class (private, paired, shared), the shared lists, the private caps and the pair groups.
+// usage's class (private, paired, shared), the shared lists, the private caps, the pair groups and
+// which flows use their route's usage array in place.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -31,9 +32,18 @@ std::string Fabric::Impl::check_sharing() const {
     if (link_capacity[l] != links[l].capacity()) return fmt::format("link {}: stale capacity copy", l);
   }
   std::unordered_map<std::int32_t, PrivateCaps> expected_pair_caps;
+  std::unordered_map<const CachedRoute*, std::uint32_t> borrowers;
   for (std::uint32_t slot = 0; slot < flows.size(); ++slot) {
     const FlowState& f = flows[slot];
     if (!f.active) continue;
+    // Its usages are its own array, or the array of its route, which no other flow uses in place.
+    if (f.borrowed_usages) {
+      if (f.route == nullptr || !f.route->usages_lent || f.usages.data() != f.route->usages.data() ||
+          f.usages.size() != f.route->usages.size() || ++borrowers[f.route] > 1)
+        return fmt::format("flow {}: borrows usages that are not its route's alone", f.id.value);
+    } else if (f.usages.data() != f.own_usages.data() || f.usages.size() != f.own_usages.size()) {
+      return fmt::format("flow {}: usages are neither its own nor borrowed", f.id.value);
+    }
     PrivateCaps expected;
     std::size_t shared = 0;
     std::vector<std::uint32_t> pairs;
@@ -105,6 +115,9 @@ std::string Fabric::Impl::check_sharing() const {
     const auto it = expected_pair_caps.find(static_cast<std::int32_t>(id));
     if (it == expected_pair_caps.end() || !same_caps(it->second, pair_groups[id].caps))
       return fmt::format("pair group {}: caps out of step", id);
+  }
+  for (const std::unique_ptr<CachedRoute>& r : route_store) {  // a lent array has its active borrower
+    if (r->usages_lent != borrowers.contains(r.get())) return "a cached route's usages are lent to no flow";
   }
   return "";
 }

@@ -195,5 +195,51 @@ TEST(FabricRouting, RouteHintGivesTheRouteOfTheLookupAndGoesStaleWhenTheCacheCle
   EXPECT_DEATH(bed.fabric.start_flow(std::move(other)), "route hint handed back for other lanes");
 }
 
+// A flow uses its cached route's usage array in place while it is the route's only flow; a second
+// flow on the same lanes gets a copy, and a cleared cache leaves the borrower its own copy.
+// check_rates recounts the bookkeeping (fabric_sharing_check.cc) at each step with the flows live.
+TEST(FabricRouting, FlowsOfOneRouteBorrowOrCopyItsUsagesAndKeepThemThroughACacheClear) {
+  Bed bed(small_cluster(64));
+  const auto spec = [] {
+    FlowSpec s;
+    s.lanes = {{topo::GpuId(0), topo::GpuId(33), 0}, {topo::GpuId(1), topo::GpuId(32), 0}};  // across pods
+    s.bytes_per_lane = 1e9;
+    return s;
+  };
+  const FlowId creator = bed.fabric.start_flow(spec());
+  const std::vector<LinkUse> expected = bed.fabric.flow_usage(creator);
+  bed.sim.run_until(bed.sim.now() + sim::kMillisecond);
+  const double alone = bed.fabric.flow_rate_bytes_per_s(creator);
+  bed.sim.run();
+  const auto same = [&](FlowId id) {
+    return std::ranges::equal(bed.fabric.flow_usage(id), expected, [](const LinkUse& x, const LinkUse& y) {
+      return x.link == y.link && x.weight == y.weight;
+    });
+  };
+  const FlowId borrower = bed.fabric.start_flow(spec());
+  const FlowId copier = bed.fabric.start_flow(spec());
+  bed.sim.run_until(bed.sim.now() + sim::kMillisecond);
+  EXPECT_EQ(bed.fabric.check_rates(), "");
+  EXPECT_TRUE(same(borrower));
+  EXPECT_TRUE(same(copier));
+  // They cross the same links with the same weights: max-min gives them the same rate, half the
+  // rate the creator had alone.
+  ASSERT_GT(alone, 0);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(borrower), alone / 2);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(copier), alone / 2);
+
+  const topo::LinkId unrelated = bed.topo.up_links(bed.topo.tor_of(topo::GpuId(30))).front();
+  bed.fabric.set_link_speed_factor(unrelated, 0.5);  // clears the route cache
+  EXPECT_EQ(bed.fabric.check_rates(), "");
+  EXPECT_TRUE(same(borrower));
+  const FlowId after_clear = bed.fabric.start_flow(spec());
+  bed.sim.run_until(bed.sim.now() + sim::kMillisecond);
+  EXPECT_EQ(bed.fabric.check_rates(), "");
+  EXPECT_TRUE(same(after_clear));
+  bed.sim.run();
+  EXPECT_EQ(bed.fabric.check_rates(), "");
+  EXPECT_EQ(bed.fabric.active_flows(), 0u);
+}
+
 }  // namespace
 }  // namespace megasim::backend
