@@ -56,8 +56,11 @@ SimTime covered(const std::vector<Interval>& merged, SimTime a, SimTime b) {
   return sum;
 }
 
-bool inside(const std::vector<Interval>& merged, SimTime t) {
-  return std::any_of(merged.begin(), merged.end(), [t](const Interval& iv) { return iv.begin <= t && t < iv.end; });
+// Whether t lies in the merged intervals, for t that never decrease between calls: `next` is the
+// first interval that may still contain or follow t.
+bool inside(const std::vector<Interval>& merged, SimTime t, std::size_t& next) {
+  while (next < merged.size() && merged[next].end <= t) ++next;
+  return next < merged.size() && merged[next].begin <= t;
 }
 
 class UnitWalk {
@@ -160,12 +163,14 @@ class UnitWalk {
     }
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    std::size_t next_dp = 0, next_pp = 0;
     for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
       const SimTime a = cuts[k];
       const SimTime length = cuts[k + 1] - a;
-      if (inside(dp_, a)) {
+      const bool in_pp = inside(pp_, a, next_pp);  // both advance with a
+      if (inside(dp_, a, next_dp)) {
         totals_.dp += length;
-      } else if (inside(pp_, a)) {
+      } else if (in_pp) {
         totals_.pp += length;
       } else if (a < drain_end_) {
         totals_.pipeline += length;
