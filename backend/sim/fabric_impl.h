@@ -210,7 +210,6 @@ struct LinkState {
   double nominal_bytes_per_s = 0;  // nominal rate x efficiency
   double speed_factor = 1;
   bool up = true;
-  bool dirty = false;
   std::uint32_t down_epoch = 0;  // tells apart successive down intervals for failure detection
   double carried = 0;            // bytes of finished route segments
   double segment_weight = 0;     // sum of weights of the active segments (adaptive routing load)
@@ -386,6 +385,9 @@ struct Fabric::Impl {
   // By link: LinkState::capacity(), kept equal by after_capacity_change; 8 bytes a link instead of
   // LinkState's 40, because the solves and shortcuts read the capacity of every shared link they visit.
   std::vector<double> link_capacity;
+  // By link: whether it is in dirty_links (one byte a link: every start that shares marks its shared
+  // links, and the 40-byte LinkState of a link seldom stays in cache).
+  std::vector<std::uint8_t> link_dirty;
   std::vector<LinkOccupant> occupants;                 // by link: its lone flow, or its list
   std::vector<std::vector<LinkFlowEntry>> flow_lists;  // the lists of the links two or more flows share
   std::vector<SharedTotals> shared_totals;             // by list: valid while its link is shared

@@ -19,6 +19,7 @@ Fabric::Impl::Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p)
       links(t.num_links()),
       link_mark(t.num_links()),
       link_capacity(t.num_links()),
+      link_dirty(t.num_links(), 0),
       occupants(t.num_links()) {
   validate(params);
   // Effective capacity: nominal Gb/s as bytes/s times the achievable fraction for its kind.

@@ -282,7 +282,7 @@ bool Fabric::Impl::recompute_region() {
       for (const LinkFlowEntry& e : list) check_outside(e.slot);
     }
     if (region.joining.empty()) {
-      for (const topo::LinkId l : dirty_links) links[l.index()].dirty = false;
+      for (const topo::LinkId l : dirty_links) link_dirty[l.index()] = 0;
       dirty_links.clear();
       return true;
     }

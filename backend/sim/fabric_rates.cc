@@ -9,9 +9,9 @@
 namespace megasim::backend {
 
 void Fabric::Impl::mark_dirty(topo::LinkId l) {
-  LinkState& s = links[l.index()];
-  if (s.dirty) return;
-  s.dirty = true;
+  std::uint8_t& dirty = link_dirty[l.index()];
+  if (dirty != 0) return;
+  dirty = 1;
   dirty_links.push_back(l);
 }
 
@@ -38,7 +38,7 @@ void Fabric::Impl::collect_component() {
     bfs_stack.push_back(l);
   };
   for (const topo::LinkId l : dirty_links) {
-    links[l.index()].dirty = false;
+    link_dirty[l.index()] = 0;
     visit_link(l);
   }
   dirty_links.clear();
