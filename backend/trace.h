@@ -15,8 +15,9 @@
 
 namespace megasim::backend {
 
+// A task's times; a unit's records are indexed like its stage program's tasks. 32 bytes: the
+// executor writes one at every start and end of the iteration's millions of tasks.
 struct TaskRecord {
-  std::int32_t task = -1;           // index into the stage program (models::StageProgram::tasks)
   sim::SimTime start = 0;           // compute: started; p2p and collectives: posted or issued
   sim::SimTime transfer_start = 0;  // p2p and collectives: data began to move (= start for compute)
   sim::SimTime end = 0;
@@ -29,7 +30,7 @@ struct TraceUnit {
   std::vector<std::int64_t> ranks;  // global ranks sharing this timeline (at least one)
   std::int32_t stage = 0;           // pipeline stage (selects the StageProgram)
   std::int32_t replica = 0;         // data-parallel replica
-  std::vector<TaskRecord> records;  // one per task of the stage program, in program order
+  std::vector<TaskRecord> records;  // one per task of the stage program, in program order (same index)
 };
 
 // One transfer on the fabric, for flow-level analysis (ECMP collisions, link hot spots).

@@ -108,7 +108,6 @@ void Executor::build_units() {
     unit.tasks.resize(info.dep_count.size());
     for (std::size_t i = 0; i < unit.tasks.size(); ++i) unit.tasks[i] = {info.dep_count[i], TaskStatus::kWaiting};
     out.records.resize(info.dep_count.size());
-    for (std::size_t i = 0; i < out.records.size(); ++i) out.records[i].task = static_cast<std::int32_t>(i);
   }
 }
 

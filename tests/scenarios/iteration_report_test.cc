@@ -204,7 +204,7 @@ TEST(IterationBreakdown, CategoriesPartitionTheIterationForEveryUnit) {
     for (std::int32_t i = 0; i < 40; ++i) {
       sim::SimTime a = time(rng), b = time(rng), c = time(rng);
       if (a > b) std::swap(a, b);
-      unit.records.push_back({i, a, std::clamp(c, a, b), b, time(rng) / 4});
+      unit.records.push_back({a, std::clamp(c, a, b), b, time(rng) / 4});
     }
     t.units.push_back(unit);
   }

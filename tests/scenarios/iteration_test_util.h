@@ -74,7 +74,6 @@ inline backend::TraceUnit unit(std::int32_t stage, std::int32_t replica, std::ve
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Rec& r = records[i];
     backend::TaskRecord record;
-    record.task = static_cast<std::int32_t>(i);
     record.start = ms(r.start_ms);
     record.transfer_start = ms(r.transfer_ms < 0 ? r.start_ms : r.transfer_ms);
     record.end = ms(r.end_ms);
