@@ -21,6 +21,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "backend/sim/fabric.h"
 #include "backend/sim/max_min.h"
 #include "backend/sim/route_index.h"
@@ -62,7 +64,9 @@ struct PrivateCaps {
     double cap;
     std::uint32_t count;
   };
-  std::vector<Entry> entries;
+  // Inline room for two values (a NIC's and a switch port's cap): a pair group's, a route's and a
+  // flow's caps then sit in their owner's cache lines rather than on the heap.
+  boost::container::small_vector<Entry, 2> entries;
   void add(double cap);
   void remove(double cap);  // precondition: present
   void clear();
