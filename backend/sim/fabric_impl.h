@@ -137,10 +137,10 @@ struct FlowState {
   std::span<Usage> usages;
   std::vector<Usage> own_usages;
   bool borrowed_usages = false;
-  std::vector<SharedUsage> shared;   // its usages on links shared but not as a pair
-  std::vector<std::uint32_t> pairs;  // the PairGroups it belongs to
-  PrivateCaps private_caps;          // caps of the usages on links it crosses alone (fabric_sharing.cc)
-  std::uint32_t check_stamp = 0;     // region solve: checked in this round
+  std::vector<SharedUsage> shared;                         // its usages on links shared but not as a pair
+  boost::container::small_vector<std::uint32_t, 4> pairs;  // the PairGroups it belongs to (inline: few)
+  PrivateCaps private_caps;       // caps of the usages on links it crosses alone (fabric_sharing.cc)
+  std::uint32_t check_stamp = 0;  // region solve: checked in this round
   BottleneckHint bottleneck;
   sim::SimTime latency = -1;  // path_latency() of the current routes; -1: not known yet
   // The cache entry it was routed from, which holds its lanes and segments (then empty here); null

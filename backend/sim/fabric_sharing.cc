@@ -99,7 +99,7 @@ void Fabric::Impl::pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
   const std::uint32_t b = std::max(x.slot, y.slot);
   // The pair's group, if it has one, is in both flows' lists: search the shorter.
   const bool a_shorter = flows[a].pairs.size() <= flows[b].pairs.size();
-  const std::vector<std::uint32_t>& candidates = a_shorter ? flows[a].pairs : flows[b].pairs;
+  const auto& candidates = a_shorter ? flows[a].pairs : flows[b].pairs;
   const std::uint32_t other = a_shorter ? b : a;
   const auto found = std::ranges::find_if(
       candidates, [&](std::uint32_t id) { return pair_groups[id].partner(a_shorter ? a : b) == other; });
@@ -139,7 +139,7 @@ void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
   g.caps.remove(ux.cap);
   if (!g.caps.empty()) return;
   for (const std::uint32_t slot : {g.a, g.b}) {
-    std::vector<std::uint32_t>& pairs = flows[slot].pairs;
+    auto& pairs = flows[slot].pairs;
     const auto at = std::find(pairs.begin(), pairs.end(), id);
     MEGASIM_ASSERT(at != pairs.end(), "a flow lost track of its pair group");
     *at = pairs.back();

@@ -84,7 +84,7 @@ std::string Fabric::Impl::check_sharing() const {
     }
     if (shared != f.shared.size()) return fmt::format("flow {}: shared list has stale entries", f.id.value);
     if (!same_caps(expected, f.private_caps)) return fmt::format("flow {}: private caps out of step", f.id.value);
-    std::vector<std::uint32_t> listed = f.pairs;
+    std::vector<std::uint32_t> listed(f.pairs.begin(), f.pairs.end());
     std::ranges::sort(listed);
     std::ranges::sort(pairs);
     if (listed != pairs) return fmt::format("flow {}: pair group list out of step", f.id.value);
