@@ -145,7 +145,7 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
       free_flow_lists.pop_back();
       flow_lists[occupant.usage].push_back(entry);
     }
-    std::vector<LinkFlowEntry>& list = flow_lists[occupant.usage];
+    LinkFlowList& list = flow_lists[occupant.usage];
     u.position = static_cast<std::uint32_t>(list.size());
     list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate});
     f.private_caps.remove(u.cap);
@@ -168,7 +168,7 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       occupant.slot = kNoSlot;
       continue;
     }
-    std::vector<LinkFlowEntry>& list = flow_lists[occupant.usage];
+    LinkFlowList& list = flow_lists[occupant.usage];
     if (u.pair >= 0) {  // its partner stays alone on the link
       const LinkFlowEntry& partner = list[u.position == 0 ? 1 : 0];
       unpair_link(list[u.position], partner);

@@ -163,6 +163,10 @@ struct LinkFlowEntry {
 
 inline constexpr std::uint32_t kNoSlot = UINT32_MAX;  // no flow slot
 
+// The flows of a link two or more flows share: most such links carry two or three (a ring's two
+// channels and a transfer on a NIC cable), which the list holds inline.
+using LinkFlowList = boost::container::small_vector<LinkFlowEntry, 3>;
+
 // Who crosses a link, in 8 bytes of one dense array. Most links carry one flow at a time (the NIC
 // cables and switch ports of a pipeline transfer), and a flow enters and leaves every link of its
 // route, so the lone flow is kept here, and a list of entries exists only while two or more flows
@@ -188,6 +192,9 @@ struct SharedTotals {
 // Whether a link's list is a pair: exactly two flows, with the same weight there (fabric_sharing.cc).
 inline bool is_pair_list(std::span<const LinkFlowEntry> list) {
   return list.size() == 2 && list[0].weight == list[1].weight;
+}
+inline bool is_pair_list(const LinkFlowList& list) {
+  return is_pair_list({list.data(), list.size()});
 }
 
 // The flows on one link as entries (Fabric::Impl::flows_on): the shared list, or one entry made
@@ -312,9 +319,7 @@ struct Fabric::Impl {
   // The entry of a link's lone flow (precondition: the occupant names one).
   [[nodiscard]] LinkFlowEntry lone_entry(const LinkOccupant& o) const;
   // The list of a link two or more flows share (precondition).
-  [[nodiscard]] std::vector<LinkFlowEntry>& listed_flows(topo::LinkId l) {
-    return flow_lists[occupants[l.index()].usage];
-  }
+  [[nodiscard]] LinkFlowList& listed_flows(topo::LinkId l) { return flow_lists[occupants[l.index()].usage]; }
   [[nodiscard]] sim::SimTime path_latency(const FlowState& f) const;
 
   // fabric_routing.cc
@@ -392,12 +397,12 @@ struct Fabric::Impl {
   // By link: whether it is in dirty_links (one byte a link: every start that shares marks its shared
   // links, and the 40-byte LinkState of a link seldom stays in cache).
   std::vector<std::uint8_t> link_dirty;
-  std::vector<LinkOccupant> occupants;                 // by link: its lone flow, or its list
-  std::vector<std::vector<LinkFlowEntry>> flow_lists;  // the lists of the links two or more flows share
-  std::vector<SharedTotals> shared_totals;             // by list: valid while its link is shared
-  std::vector<std::uint32_t> free_flow_lists;          // unused lists, the last freed last
-  std::vector<FlowState> flows;                        // by slot; slots are reused
-  std::vector<std::uint32_t> flow_epoch;               // by slot: the recomputation epoch that put it in a region
+  std::vector<LinkOccupant> occupants;         // by link: its lone flow, or its list
+  std::vector<LinkFlowList> flow_lists;        // the lists of the links two or more flows share
+  std::vector<SharedTotals> shared_totals;     // by list: valid while its link is shared
+  std::vector<std::uint32_t> free_flow_lists;  // unused lists, the last freed last
+  std::vector<FlowState> flows;                // by slot; slots are reused
+  std::vector<std::uint32_t> flow_epoch;       // by slot: the recomputation epoch that put it in a region
   std::vector<std::uint32_t> free_slots;
   std::vector<std::int32_t> slot_of_id;  // FlowId value -> slot, -1 once completed
   std::vector<FlowRecord> records;       // when params.keep_flow_records
@@ -445,7 +450,10 @@ struct Fabric::Impl {
 
 inline LinkFlowsView Fabric::Impl::flows_on(topo::LinkId l) const {
   const LinkOccupant& o = occupants[l.index()];
-  if (o.slot == LinkOccupant::kListed) return LinkFlowsView(flow_lists[o.usage]);
+  if (o.slot == LinkOccupant::kListed) {
+    const LinkFlowList& list = flow_lists[o.usage];
+    return LinkFlowsView(std::span<const LinkFlowEntry>(list.data(), list.size()));
+  }
   if (o.slot == kNoSlot) return {};
   return LinkFlowsView(lone_entry(o));
 }

@@ -152,7 +152,7 @@ void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
 // The usage's flow was just appended to its link's list, as its second flow or later (enter_usages
 // handles the first): classify it, and the flows already there.
 void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
-  std::vector<LinkFlowEntry>& list = listed_flows(flows[slot].usages[usage].link);
+  LinkFlowList& list = listed_flows(flows[slot].usages[usage].link);
   if (list.size() == 2) {
     const LinkFlowEntry& other = list.front();
     if (is_pair_list(list)) {
@@ -164,9 +164,9 @@ void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
     }
     return;
   }
-  if (list.size() == 3 && is_pair_list(std::span(list).first(2))) {  // its two flows were a pair
+  if (list.size() == 3 && is_pair_list(std::span(list.data(), 2))) {  // its two flows were a pair
     unpair_link(list[0], list[1]);
-    for (LinkFlowEntry& e : std::span(list).first(2)) {  // shared now: their rates are read from the list
+    for (LinkFlowEntry& e : std::span(list.data(), 2)) {  // shared now: their rates are read from the list
       e.rate = flows[e.slot].rate;
       add_shared(e.slot, e.usage);
     }
@@ -178,7 +178,7 @@ void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
 // records a last one as the link's lone flow afterwards). A flow paired on l is unpaired by the
 // caller before it leaves.
 void Fabric::Impl::on_link_left(topo::LinkId l) {
-  const std::vector<LinkFlowEntry>& list = listed_flows(l);
+  const LinkFlowList& list = listed_flows(l);
   if (list.size() == 1) {
     const Usage& u = flows[list.front().slot].usages[list.front().usage];
     if (u.shared_index >= 0) mark_private(list.front().slot, list.front().usage);

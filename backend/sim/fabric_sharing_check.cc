@@ -96,7 +96,7 @@ std::string Fabric::Impl::check_sharing() const {
   }
   for (std::size_t l = 0; l < occupants.size(); ++l) {  // the totals of the shared links
     if (occupants[l].slot != LinkOccupant::kListed) continue;
-    const std::vector<LinkFlowEntry>& list = flow_lists[occupants[l].usage];
+    const LinkFlowList& list = flow_lists[occupants[l].usage];
     if (flows[list.front().slot].usages[list.front().usage].shared_index < 0) continue;  // paired
     const SharedTotals& kept = shared_totals[occupants[l].usage];
     double load = 0, fastest = 0;
