@@ -59,7 +59,10 @@ struct Usage {
 static_assert(sizeof(Usage) == 32);
 
 // The caps (capacity / weight) of the links a flow crosses alone, as a multiset of few values.
-struct PrivateCaps {
+class PrivateCaps {
+  double smallest_ = std::numeric_limits<double>::infinity();  // first: min() is what most readers want
+
+ public:
   struct Entry {
     double cap;
     std::uint32_t count;
@@ -71,10 +74,7 @@ struct PrivateCaps {
   void remove(double cap);  // precondition: present
   void clear();
   [[nodiscard]] bool empty() const { return entries.empty(); }
-  [[nodiscard]] double min() const { return smallest; }  // +infinity when empty
-
- private:
-  double smallest = std::numeric_limits<double>::infinity();
+  [[nodiscard]] double min() const { return smallest_; }  // +infinity when empty
 };
 
 // Two flows that cross some links together and alone, with the same weight on each (the two NCCL
@@ -116,14 +116,27 @@ struct LaneResult {
 struct CachedRoute;
 
 struct FlowState {
+  // The fields the bottleneck checks read for every neighbouring flow come first, so that they share
+  // a cache line or two: the rate, the bottleneck hint, its usages, its private caps, pairs and
+  // shared links.
   FlowId id;
   bool active = false;
   bool add_path_latency = true;
   bool stuck = false;  // some segment waits for a link to come back (no other path)
   bool stall_reported = false;
+  double rate = -1;  // per lane, bytes/s; -1 until the first recomputation
+  BottleneckHint bottleneck;
+  std::uint32_t check_stamp = 0;  // region solve: checked in this round
+  bool borrowed_usages = false;
+  // Sorted by link, one entry per link: own_usages, or the array of its cached route, used in place
+  // while it is the route's only flow (borrowed_usages), which spares a copy of the route per start.
+  std::span<Usage> usages;
+  PrivateCaps private_caps;  // caps of the usages on links it crosses alone (fabric_sharing.cc)
+  boost::container::small_vector<std::uint32_t, 4> pairs;  // the PairGroups it belongs to (inline: few)
+  std::vector<SharedUsage> shared;                         // its usages on links shared but not as a pair
+  std::vector<Usage> own_usages;
   double bytes_per_lane = 0;
   double remaining = 0;             // per lane, as of last_update
-  double rate = -1;                 // per lane, bytes/s; -1 until the first recomputation
   double done_at_route_change = 0;  // per-lane bytes done when the usages last changed
   sim::SimTime start = 0;
   sim::SimTime last_update = 0;
@@ -132,17 +145,7 @@ struct FlowState {
   std::function<void(FlowId)> on_complete;
   std::vector<LaneRoute> lanes;   // empty while `route` holds them (use lanes_of)
   std::vector<Segment> segments;  // likewise (segments_of)
-  // Sorted by link, one entry per link: own_usages, or the array of its cached route, used in place
-  // while it is the route's only flow (borrowed_usages), which spares a copy of the route per start.
-  std::span<Usage> usages;
-  std::vector<Usage> own_usages;
-  bool borrowed_usages = false;
-  std::vector<SharedUsage> shared;                         // its usages on links shared but not as a pair
-  boost::container::small_vector<std::uint32_t, 4> pairs;  // the PairGroups it belongs to (inline: few)
-  PrivateCaps private_caps;       // caps of the usages on links it crosses alone (fabric_sharing.cc)
-  std::uint32_t check_stamp = 0;  // region solve: checked in this round
-  BottleneckHint bottleneck;
-  sim::SimTime latency = -1;  // path_latency() of the current routes; -1: not known yet
+  sim::SimTime latency = -1;      // path_latency() of the current routes; -1: not known yet
   // The cache entry it was routed from, which holds its lanes and segments (then empty here); null
   // for a flow that owns its route (not cacheable, re-routed, or the cache was cleared).
   CachedRoute* route = nullptr;

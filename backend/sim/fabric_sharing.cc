@@ -19,7 +19,7 @@
 namespace megasim::backend {
 
 void PrivateCaps::add(double cap) {
-  smallest = std::min(smallest, cap);
+  smallest_ = std::min(smallest_, cap);
   for (Entry& e : entries) {
     if (e.cap == cap) {
       ++e.count;
@@ -35,9 +35,9 @@ void PrivateCaps::remove(double cap) {
     if (--entries[i].count == 0) {
       entries[i] = entries.back();
       entries.pop_back();
-      if (cap == smallest) {
-        smallest = std::numeric_limits<double>::infinity();
-        for (const Entry& e : entries) smallest = std::min(smallest, e.cap);
+      if (cap == smallest_) {
+        smallest_ = std::numeric_limits<double>::infinity();
+        for (const Entry& e : entries) smallest_ = std::min(smallest_, e.cap);
       }
     }
     return;
@@ -47,7 +47,7 @@ void PrivateCaps::remove(double cap) {
 
 void PrivateCaps::clear() {
   entries.clear();
-  smallest = std::numeric_limits<double>::infinity();
+  smallest_ = std::numeric_limits<double>::infinity();
 }
 
 double Fabric::Impl::usage_cap(const Usage& u) const {
