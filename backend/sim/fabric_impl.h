@@ -9,6 +9,7 @@
 //                      and the caps of those it crosses alone; fabric_sharing_check.cc recounts them
 //   fabric_removal.cc  exact shortcuts: completions and starts that leave the other rates as they are
 //   fabric_links.cc    link capacity, failures, recovery and degradation
+// The per-link records (occupants, flow lists, pair groups, private caps) are in fabric_link_lists.h.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "backend/sim/fabric.h"
+#include "backend/sim/fabric_link_lists.h"
 #include "backend/sim/max_min.h"
 #include "backend/sim/route_index.h"
 
@@ -57,39 +59,6 @@ struct Usage {
   std::int32_t pair = -1;          // the PairGroup of the link when the flow is paired on it
 };
 static_assert(sizeof(Usage) == 32);
-
-// The caps (capacity / weight) of the links a flow crosses alone, as a multiset of few values.
-class PrivateCaps {
-  double smallest_ = std::numeric_limits<double>::infinity();  // first: min() is what most readers want
-
- public:
-  struct Entry {
-    double cap;
-    std::uint32_t count;
-  };
-  // Inline room for two values (a NIC's and a switch port's cap): a pair group's, a route's and a
-  // flow's caps then sit in their owner's cache lines rather than on the heap.
-  boost::container::small_vector<Entry, 2> entries;
-  void add(double cap);
-  void remove(double cap);  // precondition: present
-  void clear();
-  [[nodiscard]] bool empty() const { return entries.empty(); }
-  [[nodiscard]] double min() const { return smallest_; }  // +infinity when empty
-};
-
-// Two flows that cross some links together and alone, with the same weight on each (the two NCCL
-// channels of a ring on its NIC cables). On such a link w (r_a + r_b) <= c is the only constraint,
-// so all of them act as one link of the pair: r_a + r_b <= the smallest cap (c / w) among them. A
-// group lives while the pair has at least one such link.
-struct PairGroup {
-  std::uint32_t a = 0;  // flow slots, a < b
-  std::uint32_t b = 0;
-  PrivateCaps caps;  // one entry per link of the pair
-  bool active = false;
-  [[nodiscard]] std::uint32_t partner(std::uint32_t slot) const { return slot == a ? b : a; }
-  // Whether this id is the live group of `slot` (ids are reused).
-  [[nodiscard]] bool has(std::uint32_t slot) const { return active && (a == slot || b == slot); }
-};
 
 // The last constraint found to be a flow's bottleneck: the link of one of its usages (by index, so
 // that its current classification can be checked: a link shared then may be paired now), or a pair
@@ -127,9 +96,9 @@ struct FlowState {
   double rate = -1;  // per lane, bytes/s; -1 until the first recomputation
   BottleneckHint bottleneck;
   std::uint32_t check_stamp = 0;  // region solve: checked in this round
-  bool borrowed_usages = false;
   // Sorted by link, one entry per link: own_usages, or the array of its cached route, used in place
-  // while it is the route's only flow (borrowed_usages), which spares a copy of the route per start.
+  // while it is the route's only flow (borrows_route_usages), which spares a copy of the route per
+  // start.
   std::span<Usage> usages;
   PrivateCaps private_caps;  // caps of the usages on links it crosses alone (fabric_sharing.cc)
   boost::container::small_vector<std::uint32_t, 4> pairs;  // the PairGroups it belongs to (inline: few)
@@ -151,84 +120,8 @@ struct FlowState {
   CachedRoute* route = nullptr;
 };
 
-// A flow's entry in a link's flow list, with copies of its weight there and its current rate so
-// that scans of a shared link (its load, its fastest flow) read one compact array.
 static_assert(std::is_nothrow_move_constructible_v<FlowState>,
               "flows grow by moving: a FlowState's usages span must keep pointing at its own_usages");
-
-struct LinkFlowEntry {
-  std::uint32_t slot;   // flow slot
-  std::uint32_t usage;  // index into that flow's usages
-  double weight;        // = flows[slot].usages[usage].weight
-  double rate;          // = flows[slot].rate (-1 until the first solve) while the link is shared; a
-                        // paired link's entries are not kept current (read the flows)
-};
-
-inline constexpr std::uint32_t kNoSlot = UINT32_MAX;  // no flow slot
-
-// The flows of a link two or more flows share: most such links carry two or three (a ring's two
-// channels and a transfer on a NIC cable), which the list holds inline.
-using LinkFlowList = boost::container::small_vector<LinkFlowEntry, 3>;
-
-// Who crosses a link, in 8 bytes of one dense array. Most links carry one flow at a time (the NIC
-// cables and switch ports of a pipeline transfer), and a flow enters and leaves every link of its
-// route, so the lone flow is kept here, and a list of entries exists only while two or more flows
-// share the link. The lists come from a pool that reuses the most recently freed first, so the few
-// links shared at any moment keep their lists in cache: entering or leaving a link touches one
-// word of an array that stays in cache, not a list scattered over the heap.
-struct LinkOccupant {
-  static constexpr std::uint32_t kListed = kNoSlot - 1;  // the flows are in flow_lists[usage]
-  std::uint32_t slot = kNoSlot;                          // the lone flow, kNoSlot (none) or kListed
-  std::uint32_t usage = 0;                               // the lone flow's usage of the link, or its list
-};
-
-// Sums over the flows of a shared link, kept with its list (same pool index) so that the region solve
-// reads one record per link instead of scanning the list. Recounted from the entries whenever the
-// link's flows change (so rounding cannot build up) and updated as its flows' rates change.
-struct SharedTotals {
-  double load = 0;             // sum of weight x max(0, rate)
-  double fastest = 0;          // >= every flow's rate: raised as rates rise, exact after a recount
-  std::uint32_t flows = 0;     // entries in the list
-  std::uint32_t unsolved = 0;  // flows with rate <= 0 (not yet solved, or stalled)
-};
-
-// Whether a link's list is a pair: exactly two flows, with the same weight there (fabric_sharing.cc).
-inline bool is_pair_list(std::span<const LinkFlowEntry> list) {
-  return list.size() == 2 && list[0].weight == list[1].weight;
-}
-inline bool is_pair_list(const LinkFlowList& list) {
-  return is_pair_list({list.data(), list.size()});
-}
-
-// The flows on one link as entries (Fabric::Impl::flows_on): the shared list, or one entry made
-// from the lone flow. Holds that entry itself, so references into it live as long as the view.
-class LinkFlowsView {
- public:
-  LinkFlowsView() = default;
-  explicit LinkFlowsView(std::span<const LinkFlowEntry> listed) : listed_(listed) {}
-  explicit LinkFlowsView(const LinkFlowEntry& lone) : lone_(lone), has_lone_(true) {}
-  [[nodiscard]] const LinkFlowEntry* begin() const { return has_lone_ ? &lone_ : listed_.data(); }
-  [[nodiscard]] const LinkFlowEntry* end() const { return begin() + size(); }
-  [[nodiscard]] std::size_t size() const { return has_lone_ ? 1 : listed_.size(); }
-  [[nodiscard]] const LinkFlowEntry& operator[](std::size_t i) const { return begin()[i]; }
-  [[nodiscard]] const LinkFlowEntry& front() const { return *begin(); }
-  [[nodiscard]] const LinkFlowEntry& back() const { return end()[-1]; }
-
- private:
-  std::span<const LinkFlowEntry> listed_;
-  LinkFlowEntry lone_{};
-  bool has_lone_ = false;
-};
-
-struct LinkState {
-  double nominal_bytes_per_s = 0;  // nominal rate x efficiency
-  double speed_factor = 1;
-  bool up = true;
-  std::uint32_t down_epoch = 0;  // tells apart successive down intervals for failure detection
-  double carried = 0;            // bytes of finished route segments
-  double segment_weight = 0;     // sum of weights of the active segments (adaptive routing load)
-  [[nodiscard]] double capacity() const { return up ? nominal_bytes_per_s * speed_factor : 0.0; }
-};
 
 // The routing of a flow's lanes and the usages it gives (start_flow's work before the link lists).
 // Flows so routed credit the bytes they carry here (per lane) rather than link by link; the links
@@ -239,19 +132,16 @@ struct CachedRoute {
   std::vector<LaneRoute> routes;
   std::vector<Segment> segments;
   std::vector<Usage> usages;      // link, weight, cap; the rest belongs to the flow that borrows it
-  bool usages_lent = false;       // a flow uses `usages` in place (FlowState::borrowed_usages)
+  bool usages_lent = false;       // a flow uses `usages` in place (borrows_route_usages)
   PrivateCaps caps;               // the caps of all its usages: a flow's private caps if alone everywhere
   sim::SimTime latency = 0;       // path_latency of a flow so routed
   double pending_lane_bytes = 0;  // carried by its flows, not yet credited to the links
 };
 
-// A link's stamp in the current recomputation: whether it is in the problem being built (epoch) and
-// its index there. Kept apart from LinkState, 8 bytes a link, because a solve looks up every link of
-// every flow it touches.
-struct LinkMark {
-  std::uint32_t epoch = 0;
-  std::uint32_t local = 0;
-};
+// Whether the flow's usages are its cached route's array, used in place.
+inline bool borrows_route_usages(const FlowState& f) {
+  return f.route != nullptr && f.usages.data() == f.route->usages.data();
+}
 
 // Relative tolerance of the exact shortcuts' saturation and rate comparisons (fabric_removal.cc,
 // fabric_local_solve.cc), far above the solver's rounding and far below any physical difference.

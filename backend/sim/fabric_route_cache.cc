@@ -10,10 +10,9 @@ namespace megasim::backend {
 
 void Fabric::Impl::own_route(FlowState& f) {
   if (f.route == nullptr) return;
-  if (f.borrowed_usages) {
+  if (borrows_route_usages(f)) {
     f.own_usages.assign(f.usages.begin(), f.usages.end());
     f.usages = f.own_usages;
-    f.borrowed_usages = false;
     f.route->usages_lent = false;
   }
   f.lanes = f.route->routes;
@@ -38,10 +37,7 @@ void Fabric::Impl::clear_route_cache() {
 }
 
 void Fabric::Impl::release_usages(FlowState& f) {
-  if (f.borrowed_usages) {
-    f.route->usages_lent = false;
-    f.borrowed_usages = false;
-  }
+  if (borrows_route_usages(f)) f.route->usages_lent = false;
   f.own_usages.clear();
   f.usages = {};
 }
@@ -71,7 +67,6 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes, 
       } else {
         r.usages_lent = true;
         f.usages = r.usages;
-        f.borrowed_usages = true;
       }
       f.latency = r.latency;
       f.route = cached;

@@ -37,9 +37,8 @@ std::string Fabric::Impl::check_sharing() const {
     const FlowState& f = flows[slot];
     if (!f.active) continue;
     // Its usages are its own array, or the array of its route, which no other flow uses in place.
-    if (f.borrowed_usages) {
-      if (f.route == nullptr || !f.route->usages_lent || f.usages.data() != f.route->usages.data() ||
-          f.usages.size() != f.route->usages.size() || ++borrowers[f.route] > 1)
+    if (borrows_route_usages(f)) {
+      if (!f.route->usages_lent || f.usages.size() != f.route->usages.size() || ++borrowers[f.route] > 1)
         return fmt::format("flow {}: borrows usages that are not its route's alone", f.id.value);
     } else if (f.usages.data() != f.own_usages.data() || f.usages.size() != f.own_usages.size()) {
       return fmt::format("flow {}: usages are neither its own nor borrowed", f.id.value);
