@@ -139,27 +139,55 @@ OpPair activation(const Dims& x) {
   return elementwise(glu ? "swiglu" : "gelu", OpKind::kElementwise, glu ? 6.0 * e : 4.0 * e, glu ? 10.0 * e : 6.0 * e);
 }
 
+// The linear layers' biases where Megatron-LM's own kernels handle them (without the fused kernels
+// of use_flash_attention, whose GEMMs add the bias and reduce its gradient in their epilogues, as
+// Transformer Engine's do). megatron/core/tensor_parallel/layers.py: a column-parallel layer that
+// keeps its bias (qkv) adds it after the GEMM (`output + bias`: read and write the bf16 output) and
+// reduces its gradient over the tokens in backward (`grad_output.sum(dim=0)`: read the output
+// gradient). The layers that hand their bias on (fc1 into the fused bias-GeLU, proj and fc2 into
+// the fused bias-dropout-add) still get its gradient from autograd's reduction of the broadcast
+// add: a read of that gradient, per token row (a sequence shard with SP) and column.
+OpPair bias_add(const std::string& name, std::int64_t rows, std::int64_t columns) {
+  const double e = dbl(rows * columns);
+  return {memory_op(name, OpKind::kElementwise, 4.0 * e), {memory_op(name + "_grad", OpKind::kElementwise, 2.0 * e)}};
+}
+
+// Appends the gradient reduction of a bias handed on to `pair`'s fused kernel to its backward.
+OpPair with_bias_gradient(OpPair pair, const std::string& name, std::int64_t rows, std::int64_t columns) {
+  pair.backward.push_back(memory_op(name, OpKind::kElementwise, 2.0 * dbl(rows * columns)));
+  return pair;
+}
+
 std::vector<OpPair> layer_pairs(const Dims& x) {
   std::vector<OpPair> ops;
   const std::int64_t qkv = (x.h + 2 * x.g * x.d) / x.t;
+  // Bias kernels of their own only without the fused kernels (bias_add above).
+  const auto add_qkv_bias = [&] {
+    if (!x.flash) ops.push_back(bias_add("qkv_bias", x.tokens, qkv));
+  };
+  const auto handed_on = [&](OpPair pair, const std::string& name, std::int64_t rows, std::int64_t columns) {
+    return x.flash ? pair : with_bias_gradient(std::move(pair), name, rows, columns);
+  };
   ops.push_back(norm("input_layernorm", x));
   if (x.parallel_block) {  // PaLM/GPT-J: x + Attn(LN(x)) + MLP(LN(x)) with fused input and output GEMMs
     ops.push_back(linear("qkv_fc1", x.tokens, qkv + x.f1 / x.t, x.h));
+    add_qkv_bias();
     core_attention(x, ops);
-    ops.push_back(activation(x));
+    ops.push_back(handed_on(activation(x), "fc1_bias_grad", x.tokens, x.f1 / x.t));
     ops.push_back(linear("proj_fc2", x.tokens, x.h, (x.h + x.f) / x.t));
-    ops.push_back(residual("residual", x));
+    ops.push_back(handed_on(residual("residual", x), "proj_fc2_bias_grad", x.region_tokens, x.h));
     return ops;
   }
   ops.push_back(linear("qkv", x.tokens, qkv, x.h));
+  add_qkv_bias();
   core_attention(x, ops);
   ops.push_back(linear("proj", x.tokens, x.h, x.h / x.t));
-  ops.push_back(residual("attention_residual", x));
+  ops.push_back(handed_on(residual("attention_residual", x), "proj_bias_grad", x.region_tokens, x.h));
   ops.push_back(norm("post_attention_layernorm", x));
   ops.push_back(linear("fc1", x.tokens, x.f1 / x.t, x.h));
-  ops.push_back(activation(x));
+  ops.push_back(handed_on(activation(x), "fc1_bias_grad", x.tokens, x.f1 / x.t));
   ops.push_back(linear("fc2", x.tokens, x.h, x.f / x.t));
-  ops.push_back(residual("mlp_residual", x));
+  ops.push_back(handed_on(residual("mlp_residual", x), "fc2_bias_grad", x.region_tokens, x.h));
   return ops;
 }
 

@@ -32,7 +32,7 @@ struct ParallelPlan {
   // MegaScale (Jiang et al., NSDI'24, section 3.1) switches.
   bool parallel_transformer_block = false;  // attention and MLP from the same LayerNorm output
   std::int64_t sliding_window_size = 0;     // tokens each query attends to; 0: full causal attention
-  bool use_flash_attention = false;         // FlashAttention-2 and fused LayerNorm/GeLU kernels
+  bool use_flash_attention = false;         // FlashAttention-2, fused LayerNorm/GeLU kernels, GEMM bias epilogues
   bool async_data_loading = false;          // data preprocessing off the critical path
 };
 

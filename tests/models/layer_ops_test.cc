@@ -47,6 +47,7 @@ TEST(LayerOps, ForwardFlopsAreKorthikantisPerLayerTerms) {
 TEST(LayerOps, ForwardOrderIsMegatronsLayer) {
   const std::vector<std::string> expected = {"input_layernorm",
                                              "qkv",
+                                             "qkv_bias",
                                              "attention_scores",
                                              "softmax",
                                              "attention_dropout",
@@ -60,10 +61,11 @@ TEST(LayerOps, ForwardOrderIsMegatronsLayer) {
                                              "mlp_residual"};
   EXPECT_EQ(names(layer_ops(testing::gpt_22b(), plan_22b(), Pass::kForward)), expected);
   const auto backward = names(layer_ops(testing::gpt_22b(), plan_22b(), Pass::kBackward));
-  ASSERT_GE(backward.size(), 3u);
+  ASSERT_GE(backward.size(), 4u);
   EXPECT_EQ(backward[0], "mlp_residual_bwd");
-  EXPECT_EQ(backward[1], "fc2_dgrad");  // data gradient first, then the weight gradient
-  EXPECT_EQ(backward[2], "fc2_wgrad");
+  EXPECT_EQ(backward[1], "fc2_bias_grad");  // autograd's reduction of the bias-dropout-add's bias
+  EXPECT_EQ(backward[2], "fc2_dgrad");      // data gradient first, then the weight gradient
+  EXPECT_EQ(backward[3], "fc2_wgrad");
   EXPECT_EQ(backward.back(), "input_layernorm_bwd");
 }
 
@@ -104,8 +106,8 @@ TEST(LayerOps, GqaAndSwigluGeneraliseTheGemms) {
   const auto ops = layer_ops(m, r, Pass::kForward);
   EXPECT_DOUBLE_EQ(sum_of(ops, OpKind::kGemm), 2.0 * s * (h * (h + 2 * gd) + h * h + 3 * h * f) / t);
   EXPECT_DOUBLE_EQ(sum_of(ops, OpKind::kAttention), 4.0 * s * s * h / t);  // query heads, not groups
-  EXPECT_EQ(names(ops)[9], "fc1");
-  EXPECT_EQ(names(ops)[10], "swiglu");
+  EXPECT_EQ(names(ops)[10], "fc1");
+  EXPECT_EQ(names(ops)[11], "swiglu");
 }
 
 TEST(LayerOps, ParallelBlockFusesGemmsWithTheSameFlops) {
@@ -115,11 +117,11 @@ TEST(LayerOps, ParallelBlockFusesGemmsWithTheSameFlops) {
   const auto ops = layer_ops(m, par, Pass::kForward);
   EXPECT_DOUBLE_EQ(sum_flops(ops), sum_flops(layer_ops(m, seq, Pass::kForward)));
   const std::vector<std::string> expected = {
-      "input_layernorm",   "qkv_fc1", "attention_scores", "softmax", "attention_dropout",
-      "attention_context", "gelu",    "proj_fc2",         "residual"};
+      "input_layernorm",   "qkv_fc1",           "qkv_bias", "attention_scores", "softmax",
+      "attention_dropout", "attention_context", "gelu",     "proj_fc2",         "residual"};
   EXPECT_EQ(names(ops), expected);
   EXPECT_EQ(ops[1].shape.n, (3 * 6144 + 4 * 6144) / 8);  // QKV and fc1 outputs side by side
-  EXPECT_EQ(ops[7].shape.k, (6144 + 4 * 6144) / 8);      // context and GeLU output side by side
+  EXPECT_EQ(ops[8].shape.k, (6144 + 4 * 6144) / 8);      // context and GeLU output side by side
   // One norm and one residual instead of two each: fewer bytes.
   EXPECT_LT(sum_bytes(ops), sum_bytes(layer_ops(m, seq, Pass::kForward)));
 }
@@ -142,9 +144,50 @@ TEST(LayerOps, FlashAttentionHalvesExecutedWorkAndKeepsScoresOutOfHbm) {
   EXPECT_DOUBLE_EQ(fwd[2].bytes, 2.0 * 4.0 * q + 4.0 * kB * (kA / kT) * kS);
   // The unfused softmax alone moves 4 bytes per score: b * a/t * s^2 scores.
   const auto unfused = layer_ops(m, plan_22b(), Pass::kForward);
-  ASSERT_EQ(unfused[3].name, "softmax");
-  EXPECT_DOUBLE_EQ(unfused[3].bytes, 4.0 * kB * (kA / kT) * kS * kS);
-  EXPECT_LT(fwd[2].bytes, unfused[3].bytes);
+  ASSERT_EQ(unfused[4].name, "softmax");
+  EXPECT_DOUBLE_EQ(unfused[4].bytes, 4.0 * kB * (kA / kT) * kS * kS);
+  EXPECT_LT(fwd[2].bytes, unfused[4].bytes);
+}
+
+// Megatron-LM's own linear layers (megatron/core/tensor_parallel/layers.py) add the qkv bias after
+// the GEMM and reduce each bias gradient over the tokens in kernels of their own; the fused kernels
+// (Transformer Engine's GEMM epilogues) do both inside the GEMMs.
+TEST(LayerOps, UnfusedLayersAddTheQkvBiasAndReduceEveryBiasGradient) {
+  const ModelSpec m = testing::gpt_22b();
+  const auto bytes_of = [](const std::vector<LayerOp>& ops, const std::string& name) {
+    for (const LayerOp& op : ops) {
+      if (op.name == name) return op.bytes;
+    }
+    return -1.0;
+  };
+  for (bool sp : {false, true}) {
+    const ResolvedPlan r = plan_22b(plan_22b_with([&](ParallelPlan& p) { p.sequence_parallel = sp; }));
+    const auto fwd = layer_ops(m, r, Pass::kForward);
+    const auto bwd = layer_ops(m, r, Pass::kBackward);
+    const double rows = kS * kB;                  // GEMM rows: every token of the micro-batch
+    const double region = sp ? rows / kT : rows;  // rows of the residual stream on this rank
+    // `output + bias`: reads and writes the qkv output (3h/t bf16 columns).
+    EXPECT_DOUBLE_EQ(bytes_of(fwd, "qkv_bias"), 4.0 * rows * 3 * kH / kT);
+    // Each reduction reads the gradient it sums: qkv and fc1 outputs, proj and fc2 outputs.
+    EXPECT_DOUBLE_EQ(bytes_of(bwd, "qkv_bias_grad"), 2.0 * rows * 3 * kH / kT);
+    EXPECT_DOUBLE_EQ(bytes_of(bwd, "fc1_bias_grad"), 2.0 * rows * 4 * kH / kT);
+    EXPECT_DOUBLE_EQ(bytes_of(bwd, "proj_bias_grad"), 2.0 * region * kH);
+    EXPECT_DOUBLE_EQ(bytes_of(bwd, "fc2_bias_grad"), 2.0 * region * kH);
+  }
+  const ResolvedPlan fused = plan_22b(plan_22b_with([](ParallelPlan& p) { p.use_flash_attention = true; }));
+  for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+    for (const LayerOp& op : layer_ops(m, fused, pass)) {
+      EXPECT_EQ(op.name.find("bias"), std::string::npos) << op.name;
+    }
+  }
+  // Biases cost bytes, not FLOPs.
+  for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+    for (const LayerOp& op : layer_ops(m, plan_22b(), pass)) {
+      if (op.name.find("bias") != std::string::npos) {
+        EXPECT_EQ(op.executed_flops, 0.0) << op.name;
+      }
+    }
+  }
 }
 
 TEST(LayerOps, SlidingWindowCountsTheCausalBand) {
@@ -195,7 +238,8 @@ TEST(LayerOps, SequenceParallelShardsNormsAndResiduals) {
   EXPECT_DOUBLE_EQ(plain[0].bytes, 4.0 * kS * kB * kH);
   EXPECT_DOUBLE_EQ(sp[0].bytes, 4.0 * kS * kB * kH / kT);
   // Bias-dropout-add: branch, residual, output (2 bytes each) and a 1-byte mask.
-  EXPECT_DOUBLE_EQ(sp[7].bytes, 7.0 * kS * kB * kH / kT);
+  ASSERT_EQ(sp[8].name, "attention_residual");
+  EXPECT_DOUBLE_EQ(sp[8].bytes, 7.0 * kS * kB * kH / kT);
   EXPECT_DOUBLE_EQ(sum_flops(sp), sum_flops(plain));
 }
 
