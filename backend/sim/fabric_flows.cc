@@ -108,9 +108,10 @@ void Fabric::Impl::build_usages(FlowState& f) {
 
 // Enters the flow in its links' flow lists and classifies its usages and those of the flows it
 // joins: private, paired or shared (fabric_sharing.cc). A link it is first on just records it as
-// the lone flow; a link's second flow moves the lone one into the link's list. The private caps
-// start as the caps of all its links (kept with a cached route) and lose those of the links it
-// turns out to share.
+// the lone flow; a link's second flow moves the lone one into the link's list, which stays slack
+// (its flows cross it as if alone) until their bounds can exceed its capacity. The private caps
+// start as the caps of all its links (kept with a cached route) and lose those of the links that
+// bind it.
 void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
   f.shared.clear();
@@ -120,6 +121,7 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
     f.private_caps.clear();
     for (const Usage& u : f.usages) f.private_caps.add(u.cap);
   }
+  f.rate_bound = f.private_caps.min();
   MEGASIM_ASSERT(f.pairs.empty(), "a flow entering its links is already paired");
   const std::size_t n = f.usages.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -140,17 +142,23 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
         free_flow_lists.push_back(static_cast<std::uint32_t>(flow_lists.size()));
         flow_lists.emplace_back();
         shared_totals.emplace_back();
+        list_class.emplace_back();
       }
       occupant = {LinkOccupant::kListed, free_flow_lists.back()};
       free_flow_lists.pop_back();
       flow_lists[occupant.usage].push_back(entry);
+      list_class[occupant.usage] = ListClass::kSlack;
     }
-    LinkFlowList& list = flow_lists[occupant.usage];
+    const std::uint32_t index = occupant.usage;
+    LinkFlowList& list = flow_lists[index];
     u.position = static_cast<std::uint32_t>(list.size());
-    list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate});
-    f.private_caps.remove(u.cap);
-    on_link_joined(slot, static_cast<std::uint32_t>(i));
-    if (u.shared_index >= 0) recount_totals(occupant.usage);
+    list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate, u.weight * f.rate_bound});
+    if (list_class[index] == ListClass::kBinding) {
+      f.private_caps.remove(u.cap);
+      on_link_joined(slot, static_cast<std::uint32_t>(i));
+    } else if (list_can_bind({list.data(), list.size()}, link_capacity[u.link.index()])) {
+      classify_binding(index);
+    }
   }
 }
 
@@ -168,7 +176,8 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       occupant.slot = kNoSlot;
       continue;
     }
-    LinkFlowList& list = flow_lists[occupant.usage];
+    const std::uint32_t index = occupant.usage;
+    LinkFlowList& list = flow_lists[index];
     if (u.pair >= 0) {  // its partner stays alone on the link
       const LinkFlowEntry& partner = list[u.position == 0 ? 1 : 0];
       unpair_link(list[u.position], partner);
@@ -180,15 +189,13 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       const LinkFlowEntry moved = list[u.position];
       flows[moved.slot].usages[moved.usage].position = u.position;
     }
-    on_link_left(u.link);
     if (mark_links_dirty) mark_dirty(u.link);
+    if (list_class[index] == ListClass::kBinding) on_link_left(index, u.link);
     if (list.size() == 1) {  // its last flow is alone again: the list goes back to the pool
-      free_flow_lists.push_back(occupant.usage);
+      free_flow_lists.push_back(index);
       occupant = {list.front().slot, list.front().usage};
       flows[occupant.slot].usages[occupant.usage].position = 0;
       list.clear();
-    } else if (!is_pair_list(list)) {  // shared: its totals follow its flows
-      recount_totals(occupant.usage);
     }
   }
   MEGASIM_ASSERT(f.pairs.empty(), "a flow left its links but not its pair groups");

@@ -94,6 +94,9 @@ struct FlowState {
   bool stuck = false;  // some segment waits for a link to come back (no other path)
   bool stall_reported = false;
   double rate = -1;  // per lane, bytes/s; -1 until the first recomputation
+  // The fastest it can ever run on its links: the smallest cap (capacity / weight) among them, from
+  // its links' capacities when it entered them (kept current as capacities change).
+  double rate_bound = 0;
   BottleneckHint bottleneck;
   std::uint32_t check_stamp = 0;  // region solve: checked in this round
   // Sorted by link, one entry per link: own_usages, or the array of its cached route, used in place
@@ -235,9 +238,16 @@ struct Fabric::Impl {
   void next_epoch();
   // fabric_sharing.cc
   [[nodiscard]] double usage_cap(const Usage& u) const;
-  // Classifies usages as the number of flows on their link changes (enter_usages, uninstall_usages).
+  // Classifies usages as the flows on their link change (enter_usages, uninstall_usages): private
+  // while the link cannot bind (one flow, or a slack list), else paired or shared.
   void on_link_joined(std::uint32_t slot, std::uint32_t usage);
-  void on_link_left(topo::LinkId l);
+  void on_link_left(std::uint32_t list, topo::LinkId l);
+  // A listed link turns binding (its flows' usages there pair or share) or slack (they turn private).
+  void classify_binding(std::uint32_t list);
+  void classify_slack(std::uint32_t list);
+  // After the caps of a flow's usages changed: its rate_bound, the bounds in its links' lists and
+  // the classes of those lists (other than `skip`'s).
+  void refresh_rate_bound(std::uint32_t slot, topo::LinkId skip);
   void mark_shared(std::uint32_t slot, std::uint32_t usage);
   void mark_private(std::uint32_t slot, std::uint32_t usage);
   void pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y);
@@ -293,6 +303,7 @@ struct Fabric::Impl {
   std::vector<LinkOccupant> occupants;         // by link: its lone flow, or its list
   std::vector<LinkFlowList> flow_lists;        // the lists of the links two or more flows share
   std::vector<SharedTotals> shared_totals;     // by list: valid while its link is shared
+  std::vector<ListClass> list_class;           // by list: whether its link binds its flows
   std::vector<std::uint32_t> free_flow_lists;  // unused lists, the last freed last
   std::vector<FlowState> flows;                // by slot; slots are reused
   std::vector<std::uint32_t> flow_epoch;       // by slot: the recomputation epoch that put it in a region
@@ -353,7 +364,8 @@ inline LinkFlowsView Fabric::Impl::flows_on(topo::LinkId l) const {
 
 inline LinkFlowEntry Fabric::Impl::lone_entry(const LinkOccupant& o) const {
   const FlowState& f = flows[o.slot];
-  return {o.slot, o.usage, f.usages[o.usage].weight, f.rate};
+  const double weight = f.usages[o.usage].weight;
+  return {o.slot, o.usage, weight, f.rate, weight * f.rate_bound};
 }
 
 template <typename PairBinds, typename LinkBinds>

@@ -46,20 +46,33 @@ struct PairGroup {
 };
 
 // A flow's entry in a link's flow list, with copies of its weight there and its current rate so
-// that scans of a shared link (its load, its fastest flow) read one compact array.
+// that scans of a shared link (its load, its fastest flow) read one compact array, and the most it
+// can ever put on the link, so that whether the link can bind is read from the list alone.
 struct LinkFlowEntry {
   std::uint32_t slot;   // flow slot
   std::uint32_t usage;  // index into that flow's usages
   double weight;        // = flows[slot].usages[usage].weight
-  double rate;          // = flows[slot].rate (-1 until the first solve) while the link is shared; a
-                        // paired link's entries are not kept current (read the flows)
+  double rate;          // = flows[slot].rate (-1 until the first solve) while the link binds and is
+                        // shared; a paired or slack link's entries are not kept current (read the flows)
+  double bound_load;    // = weight x flows[slot].rate_bound: its load here at the fastest it can run
 };
 
 inline constexpr std::uint32_t kNoSlot = UINT32_MAX;  // no flow slot
 
-// The flows of a link two or more flows share: most such links carry two or three (a ring's two
+// The flows of a link two or more flows cross: most such links carry two or three (a ring's two
 // channels and a transfer on a NIC cable), which the list holds inline.
 using LinkFlowList = boost::container::small_vector<LinkFlowEntry, 3>;
+
+// Whether a link crossed by the flows of `list` can bind any of them: only if their loads at the
+// fastest each can run exceed its capacity. A link that cannot (two transfers, each held to its
+// 200 Gb/s NIC, on a 400 Gb/s switch port) is a redundant constraint of max-min fairness, so its
+// flows treat it as a link they cross alone (fabric_sharing.cc). Summed in list order, so the answer
+// is a function of the list's history (deterministic).
+inline bool list_can_bind(std::span<const LinkFlowEntry> list, double capacity) {
+  double bound_load = 0;
+  for (const LinkFlowEntry& e : list) bound_load += e.bound_load;
+  return bound_load > capacity;
+}
 
 // Who crosses a link, in 8 bytes of one dense array. Most links carry one flow at a time (the NIC
 // cables and switch ports of a pipeline transfer), and a flow enters and leaves every link of its
@@ -82,6 +95,10 @@ struct SharedTotals {
   std::uint32_t flows = 0;     // entries in the list
   std::uint32_t unsolved = 0;  // flows with rate <= 0 (not yet solved, or stalled)
 };
+
+// Whether a listed link's flows classify it as binding (paired or shared) or slack (each crosses it
+// as if alone); kept with the list (same pool index) and changed only with the flows' usages.
+enum class ListClass : std::uint8_t { kSlack, kBinding };
 
 // Whether a link's list is a pair: exactly two flows, with the same weight there (fabric_sharing.cc).
 inline bool is_pair_list(std::span<const LinkFlowEntry> list) {

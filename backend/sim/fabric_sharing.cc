@@ -1,14 +1,19 @@
 // Which of a flow's links it shares. A link crossed by one flow only (most links of a long ring
 // flow: its NIC cables and ToR ports that no other transfer uses at the moment) just caps that
-// flow's rate; it takes no part in how flows share bandwidth. A link crossed by exactly two flows
-// with the same weight there (the two NCCL channels of a ring share every NIC cable of the ring)
-// only bounds the sum of their rates, so all such links of a pair act as one link of a PairGroup.
-// Each flow keeps the list of its usages on the other shared links, its pair groups, and the
-// multiset of the caps (capacity / weight) of its private links, so the region solve
-// (fabric_local_solve.cc) works on shared links, one link per pair and one cap per flow, at a cost
-// that follows the contention rather than the flows' length. Kept exact as flows enter and leave
-// links (a link turns shared or paired at its second flow, shared at its third, paired or private
-// again as flows leave) and as capacities change.
+// flow's rate; it takes no part in how flows share bandwidth. Nor does a link whose flows cannot
+// fill it: each flow runs at most at its rate bound (the smallest cap among its links), and if the
+// flows' loads at their bounds sum to no more than the capacity, the link's constraint is redundant
+// and leaves the max-min fair allocation as it is (two transfers, each held to its 200 Gb/s NIC, on
+// a 400 Gb/s switch port: most of the switch links two transfers meet on). Such a "slack" link is
+// kept as a list of its flows, each of which treats it as a link it crosses alone. A link crossed
+// by exactly two flows with the same weight that can fill it (the two NCCL channels of a ring share
+// every NIC cable of the ring) only bounds the sum of their rates, so all such links of a pair act
+// as one link of a PairGroup. Each flow keeps the list of its usages on the other binding links,
+// its pair groups, and the multiset of the caps (capacity / weight) of its private links, so the
+// region solve (fabric_local_solve.cc) works on binding shared links, one link per pair and one cap
+// per flow, at a cost that follows the contention rather than the flows' length. Kept exact as
+// flows enter and leave links (a link turns binding when its flows' bounds first exceed its
+// capacity, slack again when they no longer do) and as capacities, and with them the bounds, change.
 #include <algorithm>
 #include <limits>
 #include <span>
@@ -149,21 +154,11 @@ void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
   free_pairs.push_back(id);
 }
 
-// The usage's flow was just appended to its link's list, as its second flow or later (enter_usages
-// handles the first): classify it, and the flows already there.
+// The usage's flow was just appended to the list of a link that binds its flows (two or more were
+// there): classify it, and the flows already there.
 void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
-  LinkFlowList& list = listed_flows(flows[slot].usages[usage].link);
-  if (list.size() == 2) {
-    const LinkFlowEntry& other = list.front();
-    if (is_pair_list(list)) {
-      flows[other.slot].private_caps.remove(flows[other.slot].usages[other.usage].cap);
-      pair_link(other, list.back());
-    } else {
-      mark_shared(other.slot, other.usage);
-      add_shared(slot, usage);
-    }
-    return;
-  }
+  const std::uint32_t index = occupants[flows[slot].usages[usage].link.index()].usage;
+  LinkFlowList& list = flow_lists[index];
   if (list.size() == 3 && is_pair_list(std::span(list.data(), 2))) {  // its two flows were a pair
     unpair_link(list[0], list[1]);
     for (LinkFlowEntry& e : std::span(list.data(), 2)) {  // shared now: their rates are read from the list
@@ -172,19 +167,28 @@ void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
     }
   }
   add_shared(slot, usage);
+  recount_totals(index);
 }
 
-// A flow just left the list of link l: the flows left there are reclassified (uninstall_usages
+// A flow just left the list of binding link l: the flows left there are reclassified (uninstall_usages
 // records a last one as the link's lone flow afterwards). A flow paired on l is unpaired by the
 // caller before it leaves.
-void Fabric::Impl::on_link_left(topo::LinkId l) {
-  const LinkFlowList& list = listed_flows(l);
+void Fabric::Impl::on_link_left(std::uint32_t index, topo::LinkId l) {
+  LinkFlowList& list = flow_lists[index];
   if (list.size() == 1) {
     const Usage& u = flows[list.front().slot].usages[list.front().usage];
     if (u.shared_index >= 0) mark_private(list.front().slot, list.front().usage);
+    list_class[index] = ListClass::kSlack;
     return;
   }
-  if (!is_pair_list(list)) return;
+  if (!list_can_bind({list.data(), list.size()}, link_capacity[l.index()])) {
+    classify_slack(index);
+    return;
+  }
+  if (!is_pair_list(list)) {
+    recount_totals(index);
+    return;
+  }
   const LinkFlowEntry& x = list[0];
   const LinkFlowEntry& y = list[1];
   remove_shared(x.slot, x.usage);
@@ -192,33 +196,80 @@ void Fabric::Impl::on_link_left(topo::LinkId l) {
   pair_link(x, y);
 }
 
-// Around a capacity change of link l: every usage's cap on it moves with the capacity (and the
-// private cap of a flow alone on it, or the pair's cap); cached routes carry caps, so they are
-// dropped; link_capacity keeps its copy.
-void Fabric::Impl::before_capacity_change(topo::LinkId l) {
-  const LinkFlowsView list = flows_on(l);
-  if (list.size() == 1) {
-    FlowState& f = flows[list.front().slot];
-    f.private_caps.remove(f.usages[list.front().usage].cap);
-  } else if (list.size() == 2) {
-    const Usage& u = flows[list[0].slot].usages[list[0].usage];
-    if (u.pair >= 0) pair_groups[static_cast<std::size_t>(u.pair)].caps.remove(u.cap);
+// The flows of a listed link that was slack: their loads at their fastest can exceed its capacity
+// now, so it constrains them, as a pair group (two flows, equal weights) or a shared link.
+void Fabric::Impl::classify_binding(std::uint32_t index) {
+  LinkFlowList& list = flow_lists[index];
+  list_class[index] = ListClass::kBinding;
+  for (const LinkFlowEntry& e : list) flows[e.slot].private_caps.remove(flows[e.slot].usages[e.usage].cap);
+  if (is_pair_list(list)) {
+    pair_link(list[0], list[1]);
+    return;
   }
+  for (LinkFlowEntry& e : list) {  // their rates are read from the list while it binds
+    e.rate = flows[e.slot].rate;
+    add_shared(e.slot, e.usage);
+  }
+  recount_totals(index);
+}
+
+// The reverse: the link cannot bind its flows any more, and each crosses it as if alone.
+void Fabric::Impl::classify_slack(std::uint32_t index) {
+  const LinkFlowList& list = flow_lists[index];
+  list_class[index] = ListClass::kSlack;
+  if (flows[list[0].slot].usages[list[0].usage].pair >= 0) {
+    unpair_link(list[0], list[1]);
+  } else {
+    for (const LinkFlowEntry& e : list) remove_shared(e.slot, e.usage);
+  }
+  for (const LinkFlowEntry& e : list) flows[e.slot].private_caps.add(flows[e.slot].usages[e.usage].cap);
+}
+
+// Around a capacity change of link l: every usage's cap on it moves with the capacity, and with it
+// the rate bounds of its flows and so whether their other links can bind them; cached routes carry
+// caps, so they are dropped; link_capacity keeps its copy. Before the change the link is made
+// private to each of its flows (slack), and after it its class is decided afresh.
+void Fabric::Impl::before_capacity_change(topo::LinkId l) {
+  const LinkOccupant& occupant = occupants[l.index()];
+  if (occupant.slot == LinkOccupant::kListed && list_class[occupant.usage] == ListClass::kBinding)
+    classify_slack(occupant.usage);
+  for (const LinkFlowEntry& e : flows_on(l)) flows[e.slot].private_caps.remove(flows[e.slot].usages[e.usage].cap);
 }
 
 void Fabric::Impl::after_capacity_change(topo::LinkId l) {
   link_capacity[l.index()] = links[l.index()].capacity();
   clear_route_cache();
-  const LinkFlowsView list = flows_on(l);
-  for (const LinkFlowEntry& e : list) {
+  std::vector<std::uint32_t> slots;
+  for (const LinkFlowEntry& e : flows_on(l)) {
     Usage& u = flows[e.slot].usages[e.usage];
     u.cap = usage_cap(u);
+    slots.push_back(e.slot);
   }
-  if (list.size() == 1) {
-    flows[list.front().slot].private_caps.add(flows[list.front().slot].usages[list.front().usage].cap);
-  } else if (list.size() == 2) {
-    const Usage& u = flows[list[0].slot].usages[list[0].usage];
-    if (u.pair >= 0) pair_groups[static_cast<std::size_t>(u.pair)].caps.add(u.cap);
+  for (const std::uint32_t slot : slots) refresh_rate_bound(slot, l);
+  for (const LinkFlowEntry& e : flows_on(l)) flows[e.slot].private_caps.add(flows[e.slot].usages[e.usage].cap);
+  const LinkOccupant& occupant = occupants[l.index()];
+  if (occupant.slot == LinkOccupant::kListed) {
+    const LinkFlowList& list = flow_lists[occupant.usage];
+    if (list_can_bind({list.data(), list.size()}, link_capacity[l.index()])) classify_binding(occupant.usage);
+  }
+}
+
+void Fabric::Impl::refresh_rate_bound(std::uint32_t slot, topo::LinkId skip) {
+  FlowState& f = flows[slot];
+  double bound = std::numeric_limits<double>::infinity();
+  for (const Usage& u : f.usages) bound = std::min(bound, u.cap);
+  if (bound == f.rate_bound) return;
+  f.rate_bound = bound;
+  for (const Usage& u : f.usages) {
+    const LinkOccupant& occupant = occupants[u.link.index()];
+    if (occupant.slot != LinkOccupant::kListed) continue;
+    LinkFlowList& list = flow_lists[occupant.usage];
+    list[u.position].bound_load = u.weight * bound;
+    if (u.link == skip) continue;
+    const bool binds = list_can_bind({list.data(), list.size()}, link_capacity[u.link.index()]);
+    if (binds != (list_class[occupant.usage] == ListClass::kBinding)) {
+      binds ? classify_binding(occupant.usage) : classify_slack(occupant.usage);
+    }
   }
 }
 

@@ -1,10 +1,12 @@
 // The sharing bookkeeping recounted from the link lists (tests, through Fabric::check_rates): each
-// usage's class (private, paired, shared), the shared lists, the private caps, the pair groups and
+// usage's class (private: alone or on a link that cannot bind; paired; shared), the flows' rate
+// bounds, the shared lists, the private caps, the pair groups and
 // which flows use their route's usage array in place.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -46,21 +48,30 @@ std::string Fabric::Impl::check_sharing() const {
     PrivateCaps expected;
     std::size_t shared = 0;
     std::vector<std::uint32_t> pairs;
+    double bound = std::numeric_limits<double>::infinity();
+    for (const Usage& u : f.usages) bound = std::min(bound, u.cap);
+    if (f.rate_bound != bound) return fmt::format("flow {}: stale rate bound", f.id.value);
     for (std::size_t i = 0; i < f.usages.size(); ++i) {
       const Usage& u = f.usages[i];
       const LinkFlowsView list = flows_on(u.link);
       if (u.cap != usage_cap(u)) return fmt::format("flow {}: stale cap on link {}", f.id.value, u.link.value);
-      const bool alone = list.size() == 1;
-      const bool paired = list.size() == 2 && flows[list[0].slot].usages[list[0].usage].weight ==
-                                                  flows[list[1].slot].usages[list[1].usage].weight;
+      const bool on_list = list.size() > 1;
+      const bool binds = on_list && list_can_bind({list.begin(), list.size()}, link_capacity[u.link.index()]);
+      if (on_list && binds != (list_class[occupants[u.link.index()].usage] == ListClass::kBinding))
+        return fmt::format("link {}: stale binding class", u.link.value);
+      const bool alone = !binds;  // crossed as if alone: one flow, or flows that cannot fill it
+      const bool paired =
+          binds && list.size() == 2 &&
+          flows[list[0].slot].usages[list[0].usage].weight == flows[list[1].slot].usages[list[1].usage].weight;
       if (alone != (u.shared_index < 0 && u.pair < 0) || paired != (u.pair >= 0) ||
           (u.shared_index >= 0) != (!alone && !paired)) {
         return fmt::format("flow {}: link {} misclassified (crossed by {} flows)", f.id.value, u.link.value,
                            list.size());
       }
-      const LinkFlowEntry& entry = alone ? list.front() : list[u.position];
+      const LinkFlowEntry& entry = on_list ? list[u.position] : list.front();
       if (entry.slot != slot || entry.usage != i || entry.weight != u.weight ||
-          (!alone && occupants[u.link.index()].slot != LinkOccupant::kListed))
+          entry.bound_load != u.weight * f.rate_bound ||
+          (on_list && occupants[u.link.index()].slot != LinkOccupant::kListed))
         return fmt::format("flow {}: link {} lists it out of place", f.id.value, u.link.value);
       if (alone) {
         expected.add(usage_cap(u));

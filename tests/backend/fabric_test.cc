@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@ using testing::kLinkLatency;
 using testing::kNicRate;
 using testing::kNvLinkLatency;
 using testing::kNvLinkRate;
+using testing::kSwitchRate;
 using testing::small_cluster;
 using testing::transfer_ns;
 
@@ -176,6 +179,76 @@ TEST(Fabric, PairedFlowsFollowTheirLinksSpeedAndAThirdFlow) {
   bed.fabric.set_link_speed_factor(nic, 1.0);
   bed.sim.run_until(4 * sim::kMillisecond);
   EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(b), kNicRate / 2);
+  bed.sim.run();
+  EXPECT_TRUE(violations.empty()) << violations.front();
+  EXPECT_EQ(bed.fabric.active_flows(), 0u);
+}
+
+// A switch link binds its flows only when their loads at their fastest can exceed it
+// (fabric_sharing.cc): two transfers, each held to its 200 Gb/s NIC, fill a 400 Gb/s ToR uplink
+// without being slowed by it, and a third makes it bind: each gets a third of the uplink. When the
+// third's NIC goes down (its bound falls to 0) the uplink stops binding the other two, which run at
+// their NIC's rate again; when it comes back (before the failure is detected) the uplink binds all
+// three again. The rates are checked against max-min, and the classes against a recount, at every
+// change.
+TEST(Fabric, SwitchLinkBindsOnlyWhenItsFlowsCanExceedIt) {
+  // Three one-lane transfers from distinct NICs of ToR (group 0, rail 0) to distinct NICs of ToR
+  // (group 1, rail 0) that ECMP hashes onto one uplink, found by routing candidates on a scratch bed.
+  struct Lane {
+    int src, dst;
+    std::uint32_t connection;
+  };
+  std::vector<Lane> chosen;
+  {
+    Bed probe(small_cluster(32));
+    std::map<std::int32_t, std::vector<Lane>> by_uplink;
+    for (int src = 0; src <= 14; src += 2) {
+      for (std::uint32_t connection = 0; connection < 4; ++connection) {
+        const int dst = 16 + src;
+        const FlowId id = probe.start(src, dst, 1e6, nullptr, connection);
+        for (const LinkUse& u : probe.fabric.flow_usage(id)) {
+          const topo::Link& link = probe.topo.link(u.link);
+          if (link.kind == topo::LinkKind::kTorAgg && link.direction == topo::LinkDirection::kUp) {
+            std::vector<Lane>& lanes = by_uplink[u.link.value];
+            if (std::ranges::none_of(lanes, [&](const Lane& l) { return l.src == src; }))
+              lanes.push_back({src, dst, connection});
+          }
+        }
+      }
+    }
+    for (const auto& [uplink, lanes] : by_uplink) {
+      if (lanes.size() >= 3) {
+        chosen.assign(lanes.begin(), lanes.begin() + 3);
+        break;
+      }
+    }
+  }
+  ASSERT_EQ(chosen.size(), 3u) << "no ToR uplink with three candidate transfers";
+  FabricParams params;
+  params.failure_detection_ns = 100 * sim::kMillisecond;  // the NIC is back before any re-route
+  Bed bed(small_cluster(32), params);
+  std::vector<std::string> violations;
+  bed.fabric.on_rates_recomputed([&] {
+    if (std::string v = bed.fabric.check_rates(); !v.empty()) violations.push_back(v);
+  });
+  const auto start = [&](const Lane& l) { return bed.start(l.src, l.dst, 10e9, nullptr, l.connection); };
+  const FlowId a = start(chosen[0]);
+  const FlowId b = start(chosen[1]);
+  bed.sim.run_until(1 * sim::kMillisecond);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(a), kNicRate);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(b), kNicRate);
+  const FlowId c = start(chosen[2]);
+  bed.sim.run_until(2 * sim::kMillisecond);
+  for (const FlowId id : {a, b, c}) EXPECT_NEAR(bed.fabric.flow_rate_bytes_per_s(id), kSwitchRate / 3, 1e-6 * kNicRate);
+  const topo::LinkId c_nic = bed.topo.nic_up(topo::GpuId(chosen[2].src));
+  bed.fabric.set_link_down(c_nic);
+  bed.sim.run_until(3 * sim::kMillisecond);
+  EXPECT_EQ(bed.fabric.flow_rate_bytes_per_s(c), 0.0);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(a), kNicRate);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(b), kNicRate);
+  bed.fabric.set_link_up(c_nic);
+  bed.sim.run_until(4 * sim::kMillisecond);
+  for (const FlowId id : {a, b, c}) EXPECT_NEAR(bed.fabric.flow_rate_bytes_per_s(id), kSwitchRate / 3, 1e-6 * kNicRate);
   bed.sim.run();
   EXPECT_TRUE(violations.empty()) << violations.front();
   EXPECT_EQ(bed.fabric.active_flows(), 0u);
