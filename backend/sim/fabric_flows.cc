@@ -55,8 +55,10 @@ FlowId Fabric::Impl::start_flow(FlowSpec spec) {
     // The changed links are those it shares: it is alone on the others, and reached through these.
     const FlowState& g = flows[slot];
     const bool shares = !g.shared.empty() || !g.pairs.empty();
-    for (const Usage& u : g.usages) {
-      if (!shares || u.shared_index >= 0 || u.pair >= 0) mark_dirty(u.link);
+    for (const topo::LinkId l : links_of(g)) {
+      const LinkOccupant& occupant = occupants[l.index()];
+      if (!shares || (occupant.slot == LinkOccupant::kListed && list_class[occupant.usage] == ListClass::kBinding))
+        mark_dirty(l);
     }
     request_recompute();
   }
@@ -103,6 +105,8 @@ void Fabric::Impl::build_usages(FlowState& f) {
     }
   }
   for (Usage& u : own) u.cap = usage_cap(u);
+  f.own_links.clear();
+  for (const Usage& u : own) f.own_links.push_back(u.link);
   f.usages = own;
 }
 
@@ -123,19 +127,18 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
   }
   f.rate_bound = f.private_caps.min();
   MEGASIM_ASSERT(f.pairs.empty(), "a flow entering its links is already paired");
-  const std::size_t n = f.usages.size();
+  const std::span<const topo::LinkId> route_links = links_of(f);
+  const std::size_t n = route_links.size();
   for (std::size_t i = 0; i < n; ++i) {
-    if (i + 8 < n) __builtin_prefetch(&occupants[f.usages[i + 8].link.index()], 1);
-    Usage& u = f.usages[i];
-    if (mark_links_dirty) mark_dirty(u.link);
-    LinkOccupant& occupant = occupants[u.link.index()];
-    u.shared_index = -1;
-    u.pair = -1;
-    if (occupant.slot == kNoSlot) {
+    if (i + 8 < n) __builtin_prefetch(&occupants[route_links[i + 8].index()], 1);
+    const topo::LinkId l = route_links[i];
+    if (mark_links_dirty) mark_dirty(l);
+    LinkOccupant& occupant = occupants[l.index()];
+    if (occupant.slot == kNoSlot) {  // alone: its usage stays clean
       occupant = {slot, static_cast<std::uint32_t>(i)};
-      u.position = 0;
       continue;
     }
+    Usage& u = f.usages[i];
     if (occupant.slot != LinkOccupant::kListed) {  // the lone flow moves into a list
       const LinkFlowEntry entry = lone_entry(occupant);
       if (free_flow_lists.empty()) {
@@ -170,12 +173,14 @@ void Fabric::Impl::install_usages(std::uint32_t slot, bool mark_links_dirty) {
 // Leaves the flow's links; a link left with one flow records it as its lone flow again.
 void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
-  for (const Usage& u : f.usages) {
-    LinkOccupant& occupant = occupants[u.link.index()];
+  const std::span<const topo::LinkId> route_links = links_of(f);
+  for (std::size_t i = 0; i < route_links.size(); ++i) {
+    LinkOccupant& occupant = occupants[route_links[i].index()];
     if (occupant.slot != LinkOccupant::kListed) {  // it was alone: the link is empty now
       occupant.slot = kNoSlot;
       continue;
     }
+    Usage& u = f.usages[i];
     const std::uint32_t index = occupant.usage;
     LinkFlowList& list = flow_lists[index];
     if (u.pair >= 0) {  // its partner stays alone on the link
@@ -197,6 +202,8 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       flows[occupant.slot].usages[occupant.usage].position = 0;
       list.clear();
     }
+    u.position = 0;  // left clean (unpair_link reset its pair)
+    u.shared_index = -1;
   }
   MEGASIM_ASSERT(f.pairs.empty(), "a flow left its links but not its pair groups");
   release_usages(f);

@@ -49,7 +49,9 @@ struct LaneRoute {
 // A link crossed by a flow: the weight summed over the flow's segments, and the position of the
 // flow's entry in the link's flow list while the link is shared (for O(1) removal).
 // 32 bytes. The link, weight and cap come from the route; position, shared_index and pair are the
-// flow's state (set as it enters its links).
+// flow's state on links it crosses with others. They are "clean" (0, -1, -1) on a link the flow
+// crosses alone, and on every link while no flow uses the array: a flow enters and leaves the links
+// it is alone on (most of them) through its route's link ids without touching its usages.
 struct Usage {
   topo::LinkId link;
   std::uint32_t position = 0;
@@ -107,6 +109,7 @@ struct FlowState {
   boost::container::small_vector<std::uint32_t, 4> pairs;  // the PairGroups it belongs to (inline: few)
   std::vector<SharedUsage> shared;                         // its usages on links shared but not as a pair
   std::vector<Usage> own_usages;
+  std::vector<topo::LinkId> own_links;  // the links of own_usages while it has no route (links_of)
   double bytes_per_lane = 0;
   double remaining = 0;             // per lane, as of last_update
   double done_at_route_change = 0;  // per-lane bytes done when the usages last changed
@@ -134,11 +137,12 @@ struct CachedRoute {
   FlowLane first_lane;  // lanes.front(), kept in the object to check a RouteHint without reading lanes
   std::vector<LaneRoute> routes;
   std::vector<Segment> segments;
-  std::vector<Usage> usages;      // link, weight, cap; the rest belongs to the flow that borrows it
-  bool usages_lent = false;       // a flow uses `usages` in place (borrows_route_usages)
-  PrivateCaps caps;               // the caps of all its usages: a flow's private caps if alone everywhere
-  sim::SimTime latency = 0;       // path_latency of a flow so routed
-  double pending_lane_bytes = 0;  // carried by its flows, not yet credited to the links
+  std::vector<Usage> usages;        // link, weight, cap; the rest belongs to the flow that borrows it
+  std::vector<topo::LinkId> links;  // usages[i].link, packed: what entering and leaving links read
+  bool usages_lent = false;         // a flow uses `usages` in place (borrows_route_usages)
+  PrivateCaps caps;                 // the caps of all its usages: a flow's private caps if alone everywhere
+  sim::SimTime latency = 0;         // path_latency of a flow so routed
+  double pending_lane_bytes = 0;    // carried by its flows, not yet credited to the links
 };
 
 // Whether the flow's usages are its cached route's array, used in place.
@@ -207,6 +211,8 @@ struct Fabric::Impl {
   // A flow's lanes and segments: the cached route's while it has one, else its own.
   [[nodiscard]] static std::span<const LaneRoute> lanes_of(const FlowState& f);
   [[nodiscard]] static std::span<const Segment> segments_of(const FlowState& f);
+  // A flow's links, in the order of its usages: its cached route's while it has one, else its own.
+  [[nodiscard]] static std::span<const topo::LinkId> links_of(const FlowState& f);
   // Routes the flow's lanes (from route_cache when it has them) and sets its usages.
   void route_flow(FlowState& f, const std::vector<FlowLane>& lanes, RouteHint* hint);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
@@ -400,6 +406,11 @@ inline std::span<const LaneRoute> Fabric::Impl::lanes_of(const FlowState& f) {
 
 inline std::span<const Segment> Fabric::Impl::segments_of(const FlowState& f) {
   return f.route != nullptr ? std::span<const Segment>(f.route->segments) : std::span<const Segment>(f.segments);
+}
+
+inline std::span<const topo::LinkId> Fabric::Impl::links_of(const FlowState& f) {
+  return f.route != nullptr ? std::span<const topo::LinkId>(f.route->links)
+                            : std::span<const topo::LinkId>(f.own_links);
 }
 
 }  // namespace megasim::backend

@@ -17,6 +17,7 @@ void Fabric::Impl::own_route(FlowState& f) {
   }
   f.lanes = f.route->routes;
   f.segments = f.route->segments;
+  f.own_links = f.route->links;
   f.route = nullptr;
 }
 
@@ -39,6 +40,7 @@ void Fabric::Impl::clear_route_cache() {
 void Fabric::Impl::release_usages(FlowState& f) {
   if (borrows_route_usages(f)) f.route->usages_lent = false;
   f.own_usages.clear();
+  f.own_links.clear();
   f.usages = {};
 }
 
@@ -61,8 +63,12 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes, 
     if (cached != nullptr) {
       if (hint != nullptr) *hint = {cached, route_generation};
       CachedRoute& r = *cached;
-      if (r.usages_lent) {  // another flow of the route holds its array: copy it
+      if (r.usages_lent) {  // another flow of the route holds its array: copy it, clean
         f.own_usages = r.usages;
+        for (Usage& u : f.own_usages) {
+          u.position = 0;
+          u.shared_index = u.pair = -1;
+        }
         f.usages = f.own_usages;
       } else {
         r.usages_lent = true;
@@ -89,7 +95,7 @@ void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes, 
     for (const Usage& u : f.usages) caps.add(u.cap);
     route_store.push_back(
         std::make_unique<CachedRoute>(CachedRoute{lanes, lanes.front(), std::move(f.lanes), std::move(f.segments),
-                                                  f.own_usages, false, std::move(caps), f.latency}));
+                                                  f.own_usages, f.own_links, false, std::move(caps), f.latency}));
     f.lanes.clear();
     f.segments.clear();
     f.route = route_store.back().get();

@@ -45,6 +45,8 @@ std::string Fabric::Impl::check_sharing() const {
     } else if (f.usages.data() != f.own_usages.data() || f.usages.size() != f.own_usages.size()) {
       return fmt::format("flow {}: usages are neither its own nor borrowed", f.id.value);
     }
+    const std::span<const topo::LinkId> route_links = links_of(f);
+    if (route_links.size() != f.usages.size()) return fmt::format("flow {}: link ids out of step", f.id.value);
     PrivateCaps expected;
     std::size_t shared = 0;
     std::vector<std::uint32_t> pairs;
@@ -53,6 +55,7 @@ std::string Fabric::Impl::check_sharing() const {
     if (f.rate_bound != bound) return fmt::format("flow {}: stale rate bound", f.id.value);
     for (std::size_t i = 0; i < f.usages.size(); ++i) {
       const Usage& u = f.usages[i];
+      if (route_links[i] != u.link) return fmt::format("flow {}: link ids out of step", f.id.value);
       const LinkFlowsView list = flows_on(u.link);
       if (u.cap != usage_cap(u)) return fmt::format("flow {}: stale cap on link {}", f.id.value, u.link.value);
       const bool on_list = list.size() > 1;
@@ -74,6 +77,8 @@ std::string Fabric::Impl::check_sharing() const {
           (on_list && occupants[u.link.index()].slot != LinkOccupant::kListed))
         return fmt::format("flow {}: link {} lists it out of place", f.id.value, u.link.value);
       if (alone) {
+        if (list.size() == 1 && u.position != 0)
+          return fmt::format("flow {}: usage of link {} not clean", f.id.value, u.link.value);
         expected.add(usage_cap(u));
       } else if (paired) {
         const PairGroup& g = pair_groups.at(static_cast<std::size_t>(u.pair));
@@ -128,6 +133,8 @@ std::string Fabric::Impl::check_sharing() const {
   }
   for (const std::unique_ptr<CachedRoute>& r : route_store) {  // a lent array has its active borrower
     if (r->usages_lent != borrowers.contains(r.get())) return "a cached route's usages are lent to no flow";
+    const auto clean = [](const Usage& u) { return u.position == 0 && u.shared_index < 0 && u.pair < 0; };
+    if (!r->usages_lent && !std::ranges::all_of(r->usages, clean)) return "a cached route's idle usages are not clean";
   }
   return "";
 }
