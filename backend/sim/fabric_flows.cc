@@ -110,6 +110,23 @@ void Fabric::Impl::build_usages(FlowState& f) {
   f.usages = own;
 }
 
+// Starts the loads of the records entering or leaving these links reads, so that they overlap:
+// every link's occupant, then the lists of the links that have one and the records of lone flows
+// (a flow's links are scattered over arrays larger than the cache).
+void Fabric::Impl::prefetch_link_records(std::span<const topo::LinkId> route_links) const {
+  for (const topo::LinkId l : route_links) __builtin_prefetch(&occupants[l.index()]);
+  for (const topo::LinkId l : route_links) {
+    const LinkOccupant& occupant = occupants[l.index()];
+    if (occupant.slot == LinkOccupant::kListed) {
+      const auto* list = reinterpret_cast<const char*>(&flow_lists[occupant.usage]);
+      __builtin_prefetch(list);
+      __builtin_prefetch(list + sizeof(LinkFlowList) - 1);
+    } else if (occupant.slot != kNoSlot) {
+      __builtin_prefetch(&flows[occupant.slot]);
+    }
+  }
+}
+
 // Enters the flow in its links' flow lists and classifies its usages and those of the flows it
 // joins: private, paired or shared (fabric_sharing.cc). A link it is first on just records it as
 // the lone flow; a link's second flow moves the lone one into the link's list, which stays slack
@@ -128,9 +145,9 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
   f.rate_bound = f.private_caps.min();
   MEGASIM_ASSERT(f.pairs.empty(), "a flow entering its links is already paired");
   const std::span<const topo::LinkId> route_links = links_of(f);
+  prefetch_link_records(route_links);
   const std::size_t n = route_links.size();
   for (std::size_t i = 0; i < n; ++i) {
-    if (i + 8 < n) __builtin_prefetch(&occupants[route_links[i + 8].index()], 1);
     const topo::LinkId l = route_links[i];
     if (mark_links_dirty) mark_dirty(l);
     LinkOccupant& occupant = occupants[l.index()];
@@ -174,6 +191,7 @@ void Fabric::Impl::install_usages(std::uint32_t slot, bool mark_links_dirty) {
 void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
   FlowState& f = flows[slot];
   const std::span<const topo::LinkId> route_links = links_of(f);
+  prefetch_link_records(route_links);
   for (std::size_t i = 0; i < route_links.size(); ++i) {
     LinkOccupant& occupant = occupants[route_links[i].index()];
     if (occupant.slot != LinkOccupant::kListed) {  // it was alone: the link is empty now

@@ -201,6 +201,7 @@ struct Fabric::Impl {
   void install_usages(std::uint32_t slot, bool mark_links_dirty = true);
   void build_usages(FlowState& f);
   void enter_usages(std::uint32_t slot, bool mark_links_dirty);
+  void prefetch_link_records(std::span<const topo::LinkId> route_links) const;
   // Credits the cached routes' pending bytes to their links, gives the flows their own copies of
   // their routes and empties the cache.
   void clear_route_cache();
