@@ -19,6 +19,13 @@ std::uint32_t Fabric::Impl::allocate_slot() {
 }
 
 FlowId Fabric::Impl::start_flow(FlowSpec spec) {
+  const RouteHint* hint = spec.route_hint;
+  if (hint != nullptr && hint->route != nullptr && hint->generation == route_generation) {
+    // The cached route's record loads while the lanes are checked (a pipeline transfer's route is
+    // seldom still in cache when its next transfer starts).
+    const auto* route = reinterpret_cast<const char*>(hint->route);
+    for (std::size_t line = 0; line < sizeof(CachedRoute); line += 64) __builtin_prefetch(route + line);
+  }
   MEGASIM_ASSERT(!spec.lanes.empty(), "a flow needs at least one lane");
   MEGASIM_ASSERT(spec.bytes_per_lane > 0 && std::isfinite(spec.bytes_per_lane), "flow bytes must be > 0");
   for (const FlowLane& lane : spec.lanes) {
