@@ -63,6 +63,16 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
   }
   removal_flow_mark.resize(flows.size(), 0);
   removal_flow_mark[slot] = removal_epoch;
+  // The lists of its shared links, then its neighbours' records, load together (each a miss at scale).
+  for (const SharedUsage& k : f.shared) {
+    const auto* list = reinterpret_cast<const char*>(&flow_lists[occupants[k.link.index()].usage]);
+    __builtin_prefetch(list);
+    __builtin_prefetch(list + sizeof(LinkFlowList) - 1);
+  }
+  for (const std::uint32_t pair : f.pairs) __builtin_prefetch(&flows[pair_groups[pair].partner(slot)]);
+  for (const SharedUsage& k : f.shared) {
+    for (const LinkFlowEntry& e : flows_on(k.link)) __builtin_prefetch(&flows[e.slot]);
+  }
   const auto keeps = [&](std::uint32_t neighbour) {
     if (removal_flow_mark[neighbour] == removal_epoch) return true;
     removal_flow_mark[neighbour] = removal_epoch;
