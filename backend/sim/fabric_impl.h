@@ -88,8 +88,8 @@ struct CachedRoute;
 
 struct alignas(64) FlowState {
   // The fields the bottleneck checks read for every neighbouring flow come first, so that they share
-  // a cache line or two (records start on a line): the rate, the bottleneck hint, its usages, its private caps, pairs and
-  // shared links.
+  // a cache line or two (records start on a line): the rate, the bottleneck hint, its usages, its
+  // private caps, pairs and shared links.
   FlowId id;
   bool active = false;
   bool add_path_latency = true;
