@@ -161,6 +161,7 @@ class Executor {
   std::vector<std::vector<topo::GpuId>> dp_members_;   // [stage * tp + tp rank]: GPUs by replica
   std::vector<std::vector<std::int64_t>> dp_servers_;  // servers_of(dp_members_)
   std::vector<Transfer> transfers_;                    // by FlowId value; DP flows stay empty
+  FlowSpec transfer_spec_;                             // start_transfer's, reused (set up in the constructor)
   std::uint64_t dp_collectives_ = 0;
   Trace trace_;
 };

@@ -32,8 +32,8 @@ void Executor::start_transfer(std::int32_t send_unit, std::int32_t send_task, st
   const Unit& to = units_[static_cast<std::size_t>(recv_unit)];
   record(send_unit, send_task).transfer_start = sim_.now();
   record(recv_unit, recv_task).transfer_start = sim_.now();
-  FlowSpec spec;
-  spec.lanes.reserve(from.gpus.size());
+  FlowSpec& spec = transfer_spec_;  // reused: its lanes keep their memory, its callback is set once
+  spec.lanes.clear();
   for (std::size_t t = 0; t < from.gpus.size(); ++t) {
     // One NCCL communicator per pipeline group (replica, TP rank): its connections, and so its ECMP
     // paths, are the same for every transfer of the iteration.
@@ -42,10 +42,8 @@ void Executor::start_transfer(std::int32_t send_unit, std::int32_t send_task, st
   }
   const models::Task& send = task_of(send_unit, send_task);
   spec.bytes_per_lane = send.bytes;
-  spec.add_path_latency = true;
   spec.route_hint = &from.send_routes[send.peer_offset > 0 ? 0 : 1];
-  spec.on_complete = [this](FlowId id) { on_transfer_done(id); };
-  const FlowId id = fabric_.start_flow(std::move(spec));
+  const FlowId id = fabric_.start_flow(spec);
   if (transfers_.size() <= id.index()) transfers_.resize(id.index() + 1);
   transfers_[id.index()] = Transfer{send_unit, send_task, recv_unit, recv_task};
 }

@@ -62,8 +62,8 @@ Fabric::Fabric(sim::Simulator& sim, const topo::Topology& topo, FabricParams par
     : impl_(std::make_unique<Impl>(sim, topo, params)) {}
 Fabric::~Fabric() = default;
 
-FlowId Fabric::start_flow(FlowSpec spec) {
-  return impl_->start_flow(std::move(spec));
+FlowId Fabric::start_flow(const FlowSpec& spec) {
+  return impl_->start_flow(spec);
 }
 void Fabric::set_link_down(topo::LinkId link) {
   impl_->set_link_down(link);

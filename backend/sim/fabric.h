@@ -134,8 +134,9 @@ class Fabric {
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
 
-  // Starts a flow at sim.now(). The flow's completion callback runs inside the simulation.
-  FlowId start_flow(FlowSpec spec);
+  // Starts a flow at sim.now(). The flow's completion callback runs inside the simulation. The spec
+  // is read, not kept (a caller may reuse it, lanes and all, for its next flow).
+  FlowId start_flow(const FlowSpec& spec);
 
   // Link state changes take effect at sim.now(); both directions of a cable are separate links, and
   // these act on the one link given (use Topology::link(l).reverse for the other direction).

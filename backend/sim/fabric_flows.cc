@@ -18,7 +18,7 @@ std::uint32_t Fabric::Impl::allocate_slot() {
   return static_cast<std::uint32_t>(flows.size() - 1);
 }
 
-FlowId Fabric::Impl::start_flow(FlowSpec spec) {
+FlowId Fabric::Impl::start_flow(const FlowSpec& spec) {
   const RouteHint* hint = spec.route_hint;
   if (hint != nullptr && hint->route != nullptr && hint->generation == route_generation) {
     // The cached route's record loads while the lanes are checked (a pipeline transfer's route is
@@ -50,7 +50,7 @@ FlowId Fabric::Impl::start_flow(FlowSpec spec) {
   f.done_at_route_change = 0;
   f.start = f.last_update = sim.now();
   f.completion = f.stall_check = {};
-  f.on_complete = std::move(spec.on_complete);
+  f.on_complete = spec.on_complete;
   route_flow(f, spec.lanes, spec.route_hint);
   if (f.stuck) stuck_flows.push_back(f.id);
   enter_usages(slot, /*mark_links_dirty=*/false);

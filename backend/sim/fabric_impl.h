@@ -179,7 +179,7 @@ struct Fabric::Impl {
   ~Impl();
 
   // fabric_flows.cc
-  FlowId start_flow(FlowSpec spec);
+  FlowId start_flow(const FlowSpec& spec);
   std::uint32_t allocate_slot();
   void complete(std::uint32_t slot);
   // fabric_removal.cc: whether removing the flow leaves every other rate max-min fair as it is.

@@ -76,6 +76,8 @@ Executor::Executor(const IterationInputs& in)
       dp_(in.workload->plan.dp),
       fabric_(sim_, *in.topology, fabric_params(in)),
       runner_(sim_, fabric_, in.collective) {
+  transfer_spec_.add_path_latency = true;
+  transfer_spec_.on_complete = [this](FlowId id) { on_transfer_done(id); };
   build_stages();
   build_units();
   assign_times(kernel_costs(in));
