@@ -1,6 +1,7 @@
 // The per-unit time breakdown and the DP x PP heat map (rules in iteration_report.h).
 #include <algorithm>
 #include <cstddef>
+#include <utility>
 
 #include "scenarios/iteration_report.h"
 #include "sim/error.h"
@@ -25,15 +26,8 @@ bool is_pp(models::TaskKind kind) {
   return kind == models::TaskKind::kPpSend || kind == models::TaskKind::kPpRecv;
 }
 
-// [transfer_start, end) of the unit's DP collectives (dp = true) or PP transfers, sorted and merged.
-std::vector<Interval> transfers(const models::StageProgram& program, const backend::TraceUnit& unit, bool dp) {
-  std::vector<Interval> out;
-  for (std::size_t i = 0; i < program.tasks.size(); ++i) {
-    const models::TaskKind kind = program.tasks[i].kind;
-    const bool wanted = dp ? kind == models::TaskKind::kDpCollective : is_pp(kind);
-    const backend::TaskRecord& r = unit.records[i];
-    if (wanted && r.end > r.transfer_start) out.push_back({r.transfer_start, r.end});
-  }
+// Sorts intervals by start and merges those that overlap or touch.
+std::vector<Interval> merged(std::vector<Interval> out) {
   std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
   std::vector<Interval> merged;
   for (const Interval& iv : out) {
@@ -44,6 +38,28 @@ std::vector<Interval> transfers(const models::StageProgram& program, const backe
     }
   }
   return merged;
+}
+
+struct TransferIntervals {
+  std::vector<Interval> dp;  // the unit's DP collectives
+  std::vector<Interval> pp;  // its PP transfers
+};
+
+// [transfer_start, end) of the unit's DP collectives and PP transfers, each set sorted and merged.
+TransferIntervals transfers(const models::StageProgram& program, const backend::TraceUnit& unit) {
+  TransferIntervals out;
+  for (std::size_t i = 0; i < program.tasks.size(); ++i) {
+    const models::TaskKind kind = program.tasks[i].kind;
+    if (kind == models::TaskKind::kCompute) continue;
+    const backend::TaskRecord& r = unit.records[i];
+    if (r.end <= r.transfer_start) continue;
+    if (kind == models::TaskKind::kDpCollective) {
+      out.dp.push_back({r.transfer_start, r.end});
+    } else if (is_pp(kind)) {
+      out.pp.push_back({r.transfer_start, r.end});
+    }
+  }
+  return {merged(std::move(out.dp)), merged(std::move(out.pp))};
 }
 
 // Length of [a, b) covered by the merged intervals.
@@ -67,13 +83,17 @@ class UnitWalk {
  public:
   UnitWalk(const models::ResolvedPlan& plan, const models::StageProgram& program, const backend::TraceUnit& unit,
            SimTime iteration_end, SimTime drain_end)
+      : UnitWalk(plan, program, unit, iteration_end, drain_end, transfers(program, unit)) {}
+
+  UnitWalk(const models::ResolvedPlan& plan, const models::StageProgram& program, const backend::TraceUnit& unit,
+           SimTime iteration_end, SimTime drain_end, TransferIntervals intervals)
       : plan_(plan),
         program_(program),
         unit_(unit),
         end_(iteration_end),
         drain_end_(drain_end),
-        dp_(transfers(program, unit, true)),
-        pp_(transfers(program, unit, false)) {}
+        dp_(std::move(intervals.dp)),
+        pp_(std::move(intervals.pp)) {}
 
   Totals run() {
     std::vector<std::int32_t> order;
@@ -157,6 +177,7 @@ class UnitWalk {
     std::vector<SimTime> cuts{from, end_, std::clamp(drain_end_, from, end_)};
     for (const std::vector<Interval>* set : {&dp_, &pp_}) {
       for (const Interval& iv : *set) {
+        if (iv.end <= from || iv.begin >= end_) continue;  // its cuts would be `from` or the end
         cuts.push_back(std::clamp(iv.begin, from, end_));
         cuts.push_back(std::clamp(iv.end, from, end_));
       }
