@@ -27,7 +27,7 @@ bool is_pp(models::TaskKind kind) {
 }
 
 // Sorts intervals by start and merges those that overlap or touch.
-std::vector<Interval> merged(std::vector<Interval> out) {
+std::vector<Interval> sort_and_merge(std::vector<Interval> out) {
   std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
   std::vector<Interval> merged;
   for (const Interval& iv : out) {
@@ -59,7 +59,7 @@ TransferIntervals transfers(const models::StageProgram& program, const backend::
       out.pp.push_back({r.transfer_start, r.end});
     }
   }
-  return {merged(std::move(out.dp)), merged(std::move(out.pp))};
+  return {sort_and_merge(std::move(out.dp)), sort_and_merge(std::move(out.pp))};
 }
 
 // Length of [a, b) covered by the merged intervals.
@@ -81,10 +81,6 @@ bool inside(const std::vector<Interval>& merged, SimTime t, std::size_t& next) {
 
 class UnitWalk {
  public:
-  UnitWalk(const models::ResolvedPlan& plan, const models::StageProgram& program, const backend::TraceUnit& unit,
-           SimTime iteration_end, SimTime drain_end)
-      : UnitWalk(plan, program, unit, iteration_end, drain_end, transfers(program, unit)) {}
-
   UnitWalk(const models::ResolvedPlan& plan, const models::StageProgram& program, const backend::TraceUnit& unit,
            SimTime iteration_end, SimTime drain_end, TransferIntervals intervals)
       : plan_(plan),
@@ -255,8 +251,8 @@ std::vector<RankBreakdown> breakdown_by_unit(const models::Workload& workload, c
         drain_end = std::max(drain_end, cell_end[static_cast<std::size_t>(unit.replica) * pp + s]);
       }
     }
-    UnitWalk walk(workload.plan, workload.stages[static_cast<std::size_t>(unit.stage)], unit, trace.iteration_time,
-                  drain_end);
+    const models::StageProgram& program = workload.stages[static_cast<std::size_t>(unit.stage)];
+    UnitWalk walk(workload.plan, program, unit, trace.iteration_time, drain_end, transfers(program, unit));
     out.push_back(to_breakdown(walk.run(), trace.iteration_time));
   }
   return out;

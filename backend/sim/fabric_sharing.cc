@@ -178,8 +178,7 @@ void Fabric::Impl::on_link_left(std::uint32_t index, topo::LinkId l) {
   if (list.size() == 1) {
     const Usage& u = flows[list.front().slot].usages[list.front().usage];
     if (u.shared_index >= 0) mark_private(list.front().slot, list.front().usage);
-    list_class[index] = ListClass::kSlack;
-    return;
+    return;  // the list goes back to the pool; its class is set when it is taken again
   }
   if (!list_can_bind({list.data(), list.size()}, link_capacity[l.index()])) {
     classify_slack(index);
