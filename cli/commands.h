@@ -14,5 +14,6 @@ Action register_collective(CLI::App& app);
 Action register_keys(CLI::App& app);
 Action register_plan(CLI::App& app);
 Action register_run(CLI::App& app);
+Action register_calibrate(CLI::App& app);
 
 }  // namespace megasim::cli

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const std::vector<megasim::cli::Action> actions{
       megasim::cli::register_topo(app), megasim::cli::register_collective(app), megasim::cli::register_run(app),
-      megasim::cli::register_plan(app), megasim::cli::register_keys(app),
+      megasim::cli::register_plan(app), megasim::cli::register_keys(app),       megasim::cli::register_calibrate(app),
   };
   try {
     app.parse(argc, argv);

@@ -3,16 +3,10 @@
 
 #include <string>
 
+#include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device_info.h"
 
 namespace megasim::backend::cuda {
-namespace {
-
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(status));
-}
-
-}  // namespace
 
 std::vector<GpuInfo> visible_gpus() {
   int count = 0;

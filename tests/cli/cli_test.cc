@@ -117,6 +117,21 @@ TEST(Cli, CollectiveBadInputs) {
   }
 }
 
+// Whether or not the CUDA backend is built and a GPU is present, these are refused before anything
+// is measured.
+TEST(Cli, CalibrateBadInputs) {
+  const BadInput cases[] = {
+      {"calibrate --backend cpu", "--backend"},
+      {"calibrate --backend sim", "--backend"},
+      {"calibrate --repetitions 0", "--repetitions"},
+  };
+  for (const BadInput& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.must_mention), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
 TEST(Cli, DefaultScenarioFileLoads) {
   const Result r = run("topo " + scenario("megascale/175b_megatron.toml") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;

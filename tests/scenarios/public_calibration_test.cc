@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "backend/sim/fabric.h"
 #include "models/collective.h"
@@ -68,6 +69,20 @@ TEST(PublicCalibration, A100FileIsDerivedFromTheMeasuredLayer) {
   std::printf("derived A100 large-GEMM efficiency %.4f (default %.4f); shipped %.3f\n", derived,
               defaults.best_gemm_efficiency, shipped.best_gemm_efficiency);
   EXPECT_NEAR(shipped.best_gemm_efficiency, derived, 0.0005);
+}
+
+// The H200 file written by `megasim calibrate --backend cuda` loads, passes validation, and gives
+// back every GEMM it measured: a measured point corrects the curve at its own shape exactly.
+TEST(PublicCalibration, MeasuredH200FileReproducesItsMeasuredGemms) {
+  const models::GpuSpec& gpu = models::find_gpu("H200");
+  models::ComputeCalibration c = models::default_compute_calibration(gpu);
+  backend::FabricParams fabric;
+  apply_calibration_file(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/calibration/h200_measured.toml", c, fabric);
+  models::validate(c);
+  ASSERT_GE(c.gemm_points.size(), 9u);
+  for (const models::GemmPoint& p : c.gemm_points) {
+    EXPECT_NEAR(models::gemm_efficiency({p.m, p.n, p.k, 1}, c), p.efficiency, 1e-12) << p.m << "x" << p.n << "x" << p.k;
+  }
 }
 
 }  // namespace

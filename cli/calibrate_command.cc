@@ -1,0 +1,104 @@
+// `megasim calibrate --backend cuda [SCENARIO] [--gpu NAME] [--out FILE] [--json]`: measures the cost
+// model's inputs on this machine's GPU (scenarios/calibrate_study.h) and writes a calibration file.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/scenario_options.h"
+#include "models/gpu_spec.h"
+#include "scenarios/calibrate_study.h"
+#include "sim/error.h"
+
+#ifdef MEGASIM_HAS_CUDA
+#include "backend/cuda/device_info.h"
+#include "backend/cuda/gemm_probe.h"
+#include "backend/cuda/memory_probe.h"
+#endif
+
+namespace megasim::cli {
+namespace {
+
+struct CalibrateOptions {
+  ScenarioOptions scenario;
+  std::string backend = "cuda";
+  std::string gpu;
+  std::string out_file;
+  bool json = false;
+  int repetitions = 20;
+};
+
+#ifdef MEGASIM_HAS_CUDA
+// The GpuSpec for a device name ("NVIDIA H200" -> H200): the first known family the name contains.
+const models::GpuSpec& gpu_for_device(const std::string& device) {
+  for (const char* family : {"H200", "H100", "H800", "A100"}) {
+    if (device.find(family) != std::string::npos) return models::find_gpu(family, "--gpu");
+  }
+  throw sim::ConfigError("--gpu", "(not given)",
+                         "the GPU's name in gpus.csv: the device '" + device + "' is not one megasim knows by name");
+}
+
+scenarios::CalibrationReport calibrate_cuda(const scenarios::Scenario& scenario, const CalibrateOptions& o) {
+  const std::vector<backend::cuda::GpuInfo> gpus = backend::cuda::visible_gpus();
+  if (gpus.empty()) throw sim::ConfigError("--backend", o.backend, "a machine with a visible CUDA GPU (none found)");
+  const models::GpuSpec& gpu = o.gpu.empty() ? gpu_for_device(gpus.front().name) : models::find_gpu(o.gpu, "--gpu");
+
+  auto gemm = std::make_shared<backend::cuda::GemmProbe>();
+  // A wrong operand layout would time a different GEMM: check against a host reference first.
+  const double layout_error = gemm->max_relative_error({96, 80, 112, 2});
+  if (layout_error > 1.0 / 64) {
+    throw backend::cuda::CudaError("cuBLASLt GEMM differs from the host reference by " + std::to_string(layout_error) +
+                                   " (relative)");
+  }
+  constexpr std::size_t kCopyBytes = std::size_t{1} << 30;  // far beyond any L2
+  constexpr int kGapKernels = 2000;
+  scenarios::CalibrationProbe probe;
+  probe.backend = "cuda";
+  probe.device = gpus.front().name;
+  probe.gemm_seconds = [gemm, reps = o.repetitions](const models::GemmShape& s) {
+    return gemm->median_seconds({s.m, s.n, s.k, s.batch}, reps);
+  };
+  probe.copy_bytes_per_s = [reps = o.repetitions] {
+    return backend::cuda::copy_bandwidth_bytes_per_s(kCopyBytes, reps);
+  };
+  probe.kernel_gap_s = [] { return backend::cuda::back_to_back_kernel_seconds(kGapKernels); };
+  return scenarios::run_calibration(scenario, gpu, probe);
+}
+#endif
+
+void run_calibrate(const CalibrateOptions& o) {
+  if (o.repetitions < 1) throw sim::ConfigError("--repetitions", std::to_string(o.repetitions), "at least 1");
+#ifdef MEGASIM_HAS_CUDA
+  if (o.backend != "cuda")
+    throw sim::ConfigError("--backend", o.backend, "cuda (the backends built here that measure)");
+  const scenarios::Scenario scenario = resolve_scenario(o.scenario);
+  const scenarios::CalibrationReport report = calibrate_cuda(scenario, o);
+  // Rendered before anything is written, so a failure leaves no partial output.
+  const std::string text = o.json ? scenarios::to_json(report) : scenarios::to_text(report);
+  if (!o.out_file.empty()) write_file(o.out_file, scenarios::to_calibration_toml(report), "--out");
+  std::cout << text;
+#else
+  throw sim::ConfigError("--backend", o.backend,
+                         "a measuring backend built into this megasim: none is (CUDA and NCCL were not found when it "
+                         "was configured)");
+#endif
+}
+
+}  // namespace
+
+Action register_calibrate(CLI::App& app) {
+  auto o = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "measure GEMM efficiency and memory bandwidth on this machine's GPU and write a calibration file");
+  add_scenario_options(*cmd, o->scenario);
+  cmd->add_option("--backend", o->backend, "the real backend that measures (cuda)");
+  cmd->add_option("--gpu", o->gpu, "the GPU's name in gpus.csv (default: from the device's name)");
+  cmd->add_option("--out", o->out_file, "write the calibration file (TOML) here");
+  cmd->add_option("--repetitions", o->repetitions, "timed runs per measurement (the median is kept)");
+  cmd->add_flag("--json", o->json, "print one JSON object");
+  return [cmd, o] {
+    if (cmd->parsed()) run_calibrate(*o);
+  };
+}
+
+}  // namespace megasim::cli

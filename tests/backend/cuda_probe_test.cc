@@ -1,0 +1,65 @@
+// The CUDA probes on a real GPU (skipped where none is visible): the GEMM computes what it claims,
+// and the timings respect the hardware's physical bounds.
+#include <gtest/gtest.h>
+
+#include "backend/cuda/device_info.h"
+#include "backend/cuda/gemm_probe.h"
+#include "backend/cuda/memory_probe.h"
+#include "models/compute_cost.h"
+#include "models/gpu_spec.h"
+
+namespace megasim::backend::cuda {
+namespace {
+
+// The gpus.csv entry of the first visible GPU, or nullptr (test skipped) without one.
+const models::GpuSpec* first_gpu_spec() {
+  const std::vector<GpuInfo> gpus = visible_gpus();
+  if (gpus.empty()) return nullptr;
+  for (const char* family : {"H200", "H100", "H800", "A100"}) {
+    if (gpus.front().name.find(family) != std::string::npos) return &models::find_gpu(family);
+  }
+  return nullptr;
+}
+
+#define REQUIRE_KNOWN_GPU(spec)                   \
+  const models::GpuSpec* spec = first_gpu_spec(); \
+  if (spec == nullptr) GTEST_SKIP() << "no visible GPU of a family in gpus.csv"
+
+TEST(CudaProbe, GemmMatchesHostReferenceInEveryLayout) {
+  REQUIRE_KNOWN_GPU(spec);
+  GemmProbe probe;
+  EXPECT_LT(probe.max_relative_error({64, 48, 96, 1}), 1.0 / 64);
+  EXPECT_LT(probe.max_relative_error({96, 80, 112, 3}), 1.0 / 64);
+  EXPECT_LT(probe.max_relative_error({1, 256, 33, 1}), 1.0 / 64);
+}
+
+TEST(CudaProbe, GemmTimesAreBelowPeakAndGrowWithWork) {
+  REQUIRE_KNOWN_GPU(spec);
+  GemmProbe probe;
+  const models::GemmShape small{4096, 4096, 4096, 1};
+  const models::GemmShape large{8192, 8192, 8192, 1};
+  const double small_s = probe.median_seconds({small.m, small.n, small.k, small.batch}, 10);
+  const double large_s = probe.median_seconds({large.m, large.n, large.k, large.batch}, 10);
+  const double peak = spec->peak_bf16_dense_tflops * 1e12;
+  EXPECT_LE(models::gemm_flops(small) / small_s, peak);
+  EXPECT_LE(models::gemm_flops(large) / large_s, peak);
+  // Eight times the work cannot take less than four times as long on a GPU the small one fills.
+  EXPECT_GT(large_s, 4 * small_s);
+}
+
+TEST(CudaProbe, CopyBandwidthIsBelowTheHbmBandwidth) {
+  REQUIRE_KNOWN_GPU(spec);
+  const double bytes_per_s = copy_bandwidth_bytes_per_s(std::size_t{1} << 30, 5);
+  EXPECT_GT(bytes_per_s, 0.3 * spec->hbm_tbytes_per_s * 1e12);
+  EXPECT_LE(bytes_per_s, spec->hbm_tbytes_per_s * 1e12);
+}
+
+TEST(CudaProbe, BackToBackKernelsTakeMicroseconds) {
+  REQUIRE_KNOWN_GPU(spec);
+  const double gap = back_to_back_kernel_seconds(1000);
+  EXPECT_GT(gap, 0);
+  EXPECT_LT(gap, 1e-4);
+}
+
+}  // namespace
+}  // namespace megasim::backend::cuda
