@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_libraries.h"
 #include "backend/cuda/device_info.h"
 
 namespace megasim::backend::cuda {
@@ -26,7 +27,7 @@ std::vector<GpuInfo> visible_gpus() {
 
 std::string nccl_version() {
   int version = 0;
-  if (ncclGetVersion(&version) != ncclSuccess) throw CudaError("ncclGetVersion failed");
+  if (nccl().get_version(&version) != ncclSuccess) throw CudaError("ncclGetVersion failed");
   // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
   return std::to_string(version / 10000) + "." + std::to_string((version / 100) % 100) + "." +
          std::to_string(version % 100);

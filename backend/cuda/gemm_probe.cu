@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_libraries.h"
 #include "backend/cuda/gemm_probe.h"
 
 namespace megasim::backend::cuda {
@@ -46,18 +47,18 @@ struct DeviceBuffer {
 struct Layout {
   cublasLtMatrixLayout_t handle = nullptr;
   Layout(std::int64_t rows, std::int64_t cols, std::int64_t batch) {
-    check(cublasLtMatrixLayoutCreate(&handle, CUDA_R_16BF, rows, cols, rows), "cublasLtMatrixLayoutCreate");
+    check(cublaslt().matrix_layout_create(&handle, CUDA_R_16BF, rows, cols, rows), "cublasLtMatrixLayoutCreate");
     if (batch > 1) {
       const std::int32_t count = static_cast<std::int32_t>(batch);
       const std::int64_t stride = rows * cols;
-      check(cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+      check(cublaslt().matrix_layout_set_attribute(handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
             "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
-      check(cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                                             sizeof(stride)),
+      check(cublaslt().matrix_layout_set_attribute(handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                                   sizeof(stride)),
             "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
     }
   }
-  ~Layout() { cublasLtMatrixLayoutDestroy(handle); }
+  ~Layout() { cublaslt().matrix_layout_destroy(handle); }
   Layout(const Layout&) = delete;
   Layout& operator=(const Layout&) = delete;
 };
@@ -69,37 +70,37 @@ class Matmul {
  public:
   Matmul(cublasLtHandle_t lt, const GemmProblem& p, void* workspace)
       : lt_(lt), workspace_(workspace), a_(p.k, p.n, p.batch), b_(p.k, p.m, p.batch), d_(p.n, p.m, p.batch) {
-    check(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    check(cublaslt().matmul_desc_create(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
     const cublasOperation_t transpose = CUBLAS_OP_T;
-    check(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)),
+    check(cublaslt().matmul_desc_set_attribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)),
           "cublasLtMatmulDescSetAttribute(TRANSA)");
     cublasLtMatmulPreference_t preference = nullptr;
-    check(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
+    check(cublaslt().preference_create(&preference), "cublasLtMatmulPreferenceCreate");
     const std::size_t workspace_bytes = kWorkspaceBytes;
-    cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                                 &workspace_bytes, sizeof(workspace_bytes));
+    cublasStatus_t status = cublaslt().preference_set_attribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                                &workspace_bytes, sizeof(workspace_bytes));
     int found = 0;
     if (status == CUBLAS_STATUS_SUCCESS) {
-      status = cublasLtMatmulAlgoGetHeuristic(lt_, desc_, a_.handle, b_.handle, d_.handle, d_.handle, preference, 1,
-                                              &heuristic_, &found);
+      status = cublaslt().algo_get_heuristic(lt_, desc_, a_.handle, b_.handle, d_.handle, d_.handle, preference, 1,
+                                             &heuristic_, &found);
     }
-    cublasLtMatmulPreferenceDestroy(preference);
+    cublaslt().preference_destroy(preference);
     check(status, "cublasLtMatmulAlgoGetHeuristic");
     if (found == 0) {
-      cublasLtMatmulDescDestroy(desc_);
+      cublaslt().matmul_desc_destroy(desc_);
       throw CudaError("cublasLtMatmulAlgoGetHeuristic: no bf16 algorithm for m=" + std::to_string(p.m) +
                       " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k));
     }
   }
-  ~Matmul() { cublasLtMatmulDescDestroy(desc_); }
+  ~Matmul() { cublaslt().matmul_desc_destroy(desc_); }
   Matmul(const Matmul&) = delete;
   Matmul& operator=(const Matmul&) = delete;
 
   void run(const void* a, const void* b, void* d, cudaStream_t stream) const {
     const float alpha = 1.0f;
     const float beta = 0.0f;
-    check(cublasLtMatmul(lt_, desc_, &alpha, a, a_.handle, b, b_.handle, &beta, d, d_.handle, d, d_.handle,
-                         &heuristic_.algo, workspace_, kWorkspaceBytes, stream),
+    check(cublaslt().matmul(lt_, desc_, &alpha, a, a_.handle, b, b_.handle, &beta, d, d_.handle, d, d_.handle,
+                            &heuristic_.algo, workspace_, kWorkspaceBytes, stream),
           "cublasLtMatmul");
   }
 
@@ -131,7 +132,7 @@ struct GemmProbe::State {
 };
 
 GemmProbe::GemmProbe() : state_(std::make_unique<State>()) {
-  check(cublasLtCreate(&state_->lt), "cublasLtCreate");
+  check(cublaslt().create(&state_->lt), "cublasLtCreate");
   check(cudaMalloc(&state_->workspace, kWorkspaceBytes), "cudaMalloc(workspace)");
   check(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
 }
@@ -139,7 +140,7 @@ GemmProbe::GemmProbe() : state_(std::make_unique<State>()) {
 GemmProbe::~GemmProbe() {
   cudaStreamDestroy(state_->stream);
   cudaFree(state_->workspace);
-  cublasLtDestroy(state_->lt);
+  cublaslt().destroy(state_->lt);
 }
 
 double GemmProbe::median_seconds(const GemmProblem& p, int repetitions) {

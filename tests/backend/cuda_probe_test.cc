@@ -2,6 +2,7 @@
 // and the timings respect the hardware's physical bounds.
 #include <gtest/gtest.h>
 
+#include "backend/cuda/cuda_libraries.h"
 #include "backend/cuda/device_info.h"
 #include "backend/cuda/gemm_probe.h"
 #include "backend/cuda/memory_probe.h"
@@ -24,6 +25,14 @@ const models::GpuSpec* first_gpu_spec() {
 #define REQUIRE_KNOWN_GPU(spec)                   \
   const models::GpuSpec* spec = first_gpu_spec(); \
   if (spec == nullptr) GTEST_SKIP() << "no visible GPU of a family in gpus.csv"
+
+// The libraries are opened on first use, not at start; where the toolkit is installed (every build
+// machine of the CUDA backend) they open without a GPU.
+TEST(CudaLibraries, OpenOnFirstUseWithoutAGpu) {
+  EXPECT_NE(cublaslt().matmul, nullptr);
+  EXPECT_NE(nccl().get_version, nullptr);
+  EXPECT_EQ(nccl_version().substr(0, 2), std::to_string(NCCL_MAJOR) + ".");
+}
 
 TEST(CudaProbe, GemmMatchesHostReferenceInEveryLayout) {
   REQUIRE_KNOWN_GPU(spec);
