@@ -2,20 +2,25 @@
 //
 // A component joined by long ring flows spans most of a large fabric, but a change (flows started
 // or finished, a link's capacity changed) moves the rates of few flows. The region solve:
-//   1. starts a region R with the flows on the changed links;
+//   1. starts a region R with the flows on the changed links that may move: those not solved yet
+//      (just started), those that lost their bottleneck with the change, those a saturated changed
+//      link holds when a flow arrives there, and all of a changed link they now overload (its
+//      capacity fell); the other flows on changed links stay outside and are checked in step 3;
 //   2. solves max-min over R alone: each flow of R crosses its shared links and the one link of each
 //      of its pair groups (fabric_sharing.cc), whose capacities are reduced by the load of the flows
 //      outside R at their current rates, and one virtual link of its own whose capacity is the
 //      smallest cap of the links it crosses alone;
 //   3. checks the bottleneck characterisation of max-min fairness (Bertsekas & Gallager, "Data
 //      Networks" §6.5.2: feasible, and every flow has a saturated link on which no flow has a higher
-//      rate; that allocation is unique) for every flow the re-solve could affect: each flow of R, and
-//      each outside flow crossing a link where R's rates changed. A flow of R whose saturated links
+//      rate; that allocation is unique) for every flow the re-solve could affect: each flow of R,
+//      each outside flow on a changed link, and each outside flow crossing a link where R's rates
+//      changed. A flow of R whose saturated links
 //      carry a faster outside flow pulls that flow into R; an outside flow left without a
 //      bottleneck joins R. Then 2-3 repeat.
 // When the check passes, the rates are the max-min fair allocation of all flows: feasibility holds
-// because R was solved within the residual capacities and no other load changed, and every flow
-// has its bottleneck (the flows not checked cross no link whose load or rates changed; a link a
+// because R was solved within the residual capacities, the outside flows of a changed link do not
+// overload it, and no other load changed; and every flow has its bottleneck (the flows not checked
+// cross no link whose load or rates changed; a link a
 // flow crosses alone is saturated exactly when the flow runs at its cap, with no faster flow on it).
 // The region solve gives up (and the caller re-solves the whole component) on anything outside that
 // argument: stalled or unsolved flows, dead links, or a region that keeps growing. Its cost follows
@@ -234,6 +239,16 @@ bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
       });
 }
 
+// Whether changed link `l`, carrying `load` at its solved flows' current rates, is saturated with no
+// flow faster than `limit` (it holds the flows at that rate).
+bool Fabric::Impl::held_at(topo::LinkId l, double limit, double load, double capacity) const {
+  if (load < capacity * (1 - kRateTolerance)) return false;
+  for (const LinkFlowEntry& e : flows_on(l)) {
+    if (flows[e.slot].rate > limit) return false;
+  }
+  return true;
+}
+
 bool Fabric::Impl::recompute_region() {
   next_epoch();
   component_flows.clear();
@@ -243,11 +258,34 @@ bool Fabric::Impl::recompute_region() {
   region.inside_load.clear();
   region.inside_unsolved.clear();
   region.capacity.clear();
+  // R starts with the flows not solved yet (just started) and the flows of the changed links that
+  // have lost their bottleneck (judged before any R flow moves); every other flow on a changed link
+  // is checked below like an outside flow whose link changed, and joins R only if a new rate of R
+  // takes its bottleneck (a ring crossing a changed switch link seldom loses it). A changed link its
+  // flows now overload (its capacity fell) has all of them in R, which the solve fits into it.
+  region.joining.clear();
   for (const topo::LinkId l : dirty_links) {
-    if (link_capacity[l.index()] <= 0) return false;
+    const double capacity = link_capacity[l.index()];
+    if (capacity <= 0) return false;
+    double load = 0;
     for (const LinkFlowEntry& e : flows_on(l)) {
-      if (!region_add_flow(e.slot)) return false;
+      const FlowState& f = flows[e.slot];
+      if (f.stuck || f.rate == 0 || f.private_caps.min() <= 0) return false;  // stalled: full solve
+      load += e.weight * std::max(0.0, f.rate);
     }
+    const bool overloaded = load > capacity * (1 + kRateTolerance);
+    bool arrivals = false;
+    for (const LinkFlowEntry& e : flows_on(l)) arrivals = arrivals || flows[e.slot].rate < 0;
+    for (const LinkFlowEntry& e : flows_on(l)) {
+      const double rate = flows[e.slot].rate;
+      // A flow this saturated link holds makes room for a newcomer: it joins now rather than after
+      // the newcomer's first check.
+      const bool held = arrivals && rate > 0 && held_at(l, rate * (1 + kRateTolerance), load, capacity);
+      if (overloaded || rate < 0 || held || !outside_flow_keeps_bottleneck(e.slot)) region.joining.push_back(e.slot);
+    }
+  }
+  for (const std::uint32_t slot : region.joining) {
+    if (!region_add_flow(slot)) return false;
   }
   for (int round = 0; round < kMaxRounds; ++round) {
     if (!build_region_problem()) return false;
@@ -268,6 +306,9 @@ bool Fabric::Impl::recompute_region() {
       g.check_stamp = region.check_stamp;
       if (!outside_flow_keeps_bottleneck(slot)) region.joining.push_back(slot);
     };
+    for (const topo::LinkId l : dirty_links) {
+      for (const LinkFlowEntry& e : flows_on(l)) check_outside(e.slot);
+    }
     for (std::size_t local = 0; local < region.links.size(); ++local) {
       if (region.changed[local] == 0) continue;
       if (region.pair[local] >= 0) {
