@@ -30,10 +30,13 @@ struct StageInfo {
   std::array<std::vector<std::int32_t>, kStreams> stream_tasks;  // per stream, in program order
   std::vector<std::int32_t> peer_task;                           // kPpSend/kPpRecv: its match on the peer stage
   std::vector<std::int32_t> dp_call;                             // kDpCollective: k (k-th on the stage)
-  // Per task, compact copies of models::Task's kind and stream for the hot path (finish_task reads
-  // them for every dependent, and the tasks themselves are large).
+  // Per task, compact copies of the models::Task fields the hot path reads (finish_task reads kind
+  // and stream for every dependent; post and start_transfer the peer and the bytes), so that it does
+  // not touch the tasks themselves, which are large.
   std::vector<models::TaskKind> kind;
   std::vector<std::uint8_t> stream;
+  std::vector<std::int8_t> peer_offset;  // kPpSend / kPpRecv: +1 or -1
+  std::vector<double> bytes;
   std::int32_t dp_calls = 0;
 };
 
@@ -45,12 +48,13 @@ struct TaskTimes {
 
 enum class TaskStatus : std::uint8_t { kWaiting, kStarted, kDone };
 
-// A task's progress on one unit, in one word: a finished task reads and updates both for each of
-// its dependents.
+// A task's progress on one unit, in 4 bytes: a finished task reads and updates both for each of its
+// dependents, and 16 of them share a cache line.
 struct TaskState {
-  std::int32_t pending = 0;  // deps not yet done
+  std::int16_t pending = 0;  // deps not yet done (stage_structure checks that it fits)
   TaskStatus status = TaskStatus::kWaiting;
 };
+static_assert(sizeof(TaskState) == 4);
 
 struct Unit {
   std::int32_t stage = 0;

@@ -8,18 +8,18 @@ namespace megasim::backend::detail {
 
 void Executor::post(std::int32_t u, std::int32_t task) {
   const Unit& unit = units_[static_cast<std::size_t>(u)];
-  const models::Task& t = task_of(u, task);
-  const std::int64_t peer_stage = ((unit.stage + t.peer_offset) % pp_ + pp_) % pp_;
+  const StageInfo& info = stages_[static_cast<std::size_t>(unit.stage)];
+  const auto index = static_cast<std::size_t>(task);
+  const std::int64_t peer_stage = ((unit.stage + info.peer_offset[index]) % pp_ + pp_) % pp_;
   const std::int32_t peer = unit_of(peer_stage, unit.replica);
-  const std::int32_t peer_task =
-      stages_[static_cast<std::size_t>(unit.stage)].peer_task[static_cast<std::size_t>(task)];
+  const std::int32_t peer_task = info.peer_task[index];
   // The peer's task is either not posted yet (it will start the transfer when it posts) or posted
   // and waiting for this one: a transfer needs both, so it cannot have begun without us.
   if (units_[static_cast<std::size_t>(peer)].tasks[static_cast<std::size_t>(peer_task)].status !=
       TaskStatus::kStarted) {
     return;
   }
-  if (t.kind == models::TaskKind::kPpSend) {
+  if (info.kind[index] == models::TaskKind::kPpSend) {
     start_transfer(u, task, peer, peer_task);
   } else {
     start_transfer(peer, peer_task, u, task);
@@ -40,9 +40,9 @@ void Executor::start_transfer(std::int32_t send_unit, std::int32_t send_task, st
     const std::uint64_t communicator = pipeline_communicator(from.replica, static_cast<std::int64_t>(t));
     spec.lanes.push_back(FlowLane{from.gpus[t], to.gpus[t], fabric_connection(communicator, 0)});
   }
-  const models::Task& send = task_of(send_unit, send_task);
-  spec.bytes_per_lane = send.bytes;
-  spec.route_hint = &from.send_routes[send.peer_offset > 0 ? 0 : 1];
+  const StageInfo& info = stages_[static_cast<std::size_t>(from.stage)];
+  spec.bytes_per_lane = info.bytes[static_cast<std::size_t>(send_task)];
+  spec.route_hint = &from.send_routes[info.peer_offset[static_cast<std::size_t>(send_task)] > 0 ? 0 : 1];
   const FlowId id = fabric_.start_flow(spec);
   if (transfers_.size() <= id.index()) transfers_.resize(id.index() + 1);
   transfers_[id.index()] = Transfer{send_unit, send_task, recv_unit, recv_task};

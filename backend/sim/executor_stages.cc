@@ -40,17 +40,23 @@ StageInfo stage_structure(const models::StageProgram& program) {
   info.dp_call.resize(n, -1);
   info.kind.resize(n);
   info.stream.resize(n);
+  info.peer_offset.resize(n, 0);
+  info.bytes.resize(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     const models::Task& task = program.tasks[i];
     for (const std::int32_t d : task.deps) {
       MEGASIM_ASSERT(d >= 0 && static_cast<std::size_t>(d) < i, "a task depends on a later or unknown task");
     }
+    MEGASIM_ASSERT(task.deps.size() <= static_cast<std::size_t>(INT16_MAX), "a task has too many dependencies");
     info.dep_count[i] = static_cast<std::int32_t>(task.deps.size());
     const auto stream = static_cast<std::size_t>(task.stream);
     MEGASIM_ASSERT(stream < kStreams, "a task names an unknown stream");
     info.stream_tasks[stream].push_back(static_cast<std::int32_t>(i));
     info.kind[i] = task.kind;
     info.stream[i] = static_cast<std::uint8_t>(stream);
+    MEGASIM_ASSERT(task.peer_offset >= -1 && task.peer_offset <= 1, "a pipeline peer is not a neighbouring stage");
+    info.peer_offset[i] = static_cast<std::int8_t>(task.peer_offset);
+    info.bytes[i] = task.bytes;
     if (task.kind == models::TaskKind::kDpCollective) info.dp_call[i] = info.dp_calls++;
   }
   add_dependents(program, info);

@@ -19,13 +19,14 @@ void Executor::try_advance(std::int32_t u, std::size_t stream) {
 
 void Executor::start_task(std::int32_t u, std::int32_t task) {
   Unit& unit = units_[static_cast<std::size_t>(u)];
-  const models::Task& t = task_of(u, task);
-  unit.tasks[static_cast<std::size_t>(task)].status = TaskStatus::kStarted;
+  const StageInfo& info = stages_[static_cast<std::size_t>(unit.stage)];
+  const auto index = static_cast<std::size_t>(task);
+  unit.tasks[index].status = TaskStatus::kStarted;
   TaskRecord& r = record(u, task);
   r.start = r.transfer_start = sim_.now();
-  switch (t.kind) {
+  switch (info.kind[index]) {
     case models::TaskKind::kCompute: {
-      unit.busy[static_cast<std::size_t>(t.stream)] = true;
+      unit.busy[info.stream[index]] = true;
       r.tp_exposed = unit.times->tp_exposed[static_cast<std::size_t>(task)];
       const sim::SimTime end = sim_.now() + unit.times->duration[static_cast<std::size_t>(task)];
       sim_.schedule_at(end, [this, u, task] { finish_task(u, task); });
@@ -36,7 +37,7 @@ void Executor::start_task(std::int32_t u, std::int32_t task) {
       post(u, task);
       return;
     case models::TaskKind::kDpCollective:
-      unit.busy[static_cast<std::size_t>(t.stream)] = true;
+      unit.busy[info.stream[index]] = true;
       issue_dp(u, task);
       return;
   }

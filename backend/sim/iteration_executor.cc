@@ -108,7 +108,9 @@ void Executor::build_units() {
     out.replica = unit.replica;
     const StageInfo& info = stages_[static_cast<std::size_t>(unit.stage)];
     unit.tasks.resize(info.dep_count.size());
-    for (std::size_t i = 0; i < unit.tasks.size(); ++i) unit.tasks[i] = {info.dep_count[i], TaskStatus::kWaiting};
+    for (std::size_t i = 0; i < unit.tasks.size(); ++i) {
+      unit.tasks[i] = {static_cast<std::int16_t>(info.dep_count[i]), TaskStatus::kWaiting};
+    }
     out.records.resize(info.dep_count.size());
   }
 }
