@@ -279,7 +279,6 @@ struct Fabric::Impl {
   [[nodiscard]] bool region_link_saturated(std::uint32_t local) const;
   bool check_region_flow(std::size_t index);
   bool outside_flow_keeps_bottleneck(std::uint32_t slot);
-  [[nodiscard]] bool held_at(topo::LinkId l, double limit, double load, double capacity) const;
   void apply_rate(std::uint32_t slot, double rate);
   void on_stall_check(std::uint32_t slot, FlowId id);
   [[nodiscard]] std::string check_rates() const;

@@ -14,14 +14,13 @@
 //      Networks" §6.5.2: feasible, and every flow has a saturated link on which no flow has a higher
 //      rate; that allocation is unique) for every flow the re-solve could affect: each flow of R,
 //      each outside flow on a changed link, and each outside flow crossing a link where R's rates
-//      changed. A flow of R whose saturated links
-//      carry a faster outside flow pulls that flow into R; an outside flow left without a
-//      bottleneck joins R. Then 2-3 repeat.
+//      changed. A flow of R whose saturated links carry a faster outside flow pulls that flow into
+//      R; an outside flow left without a bottleneck joins R. Then 2-3 repeat.
 // When the check passes, the rates are the max-min fair allocation of all flows: feasibility holds
 // because R was solved within the residual capacities, the outside flows of a changed link do not
 // overload it, and no other load changed; and every flow has its bottleneck (the flows not checked
-// cross no link whose load or rates changed; a link a
-// flow crosses alone is saturated exactly when the flow runs at its cap, with no faster flow on it).
+// cross no link whose load or rates changed; a link a flow crosses alone is saturated exactly when
+// the flow runs at its cap, with no faster flow on it).
 // The region solve gives up (and the caller re-solves the whole component) on anything outside that
 // argument: stalled or unsolved flows, dead links, or a region that keeps growing. Its cost follows
 // the contention around the change, not the length of the flows in it.
@@ -239,16 +238,6 @@ bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
       });
 }
 
-// Whether changed link `l`, carrying `load` at its solved flows' current rates, is saturated with no
-// flow faster than `limit` (it holds the flows at that rate).
-bool Fabric::Impl::held_at(topo::LinkId l, double limit, double load, double capacity) const {
-  if (load < capacity * (1 - kRateTolerance)) return false;
-  for (const LinkFlowEntry& e : flows_on(l)) {
-    if (flows[e.slot].rate > limit) return false;
-  }
-  return true;
-}
-
 bool Fabric::Impl::recompute_region() {
   next_epoch();
   component_flows.clear();
@@ -258,29 +247,32 @@ bool Fabric::Impl::recompute_region() {
   region.inside_load.clear();
   region.inside_unsolved.clear();
   region.capacity.clear();
-  // R starts with the flows not solved yet (just started) and the flows of the changed links that
-  // have lost their bottleneck (judged before any R flow moves); every other flow on a changed link
-  // is checked below like an outside flow whose link changed, and joins R only if a new rate of R
-  // takes its bottleneck (a ring crossing a changed switch link seldom loses it). A changed link its
-  // flows now overload (its capacity fell) has all of them in R, which the solve fits into it.
+  // R starts with the flows of the changed links that may move, judged on the current rates (no
+  // link is in the region yet, so the bottleneck checks read the lists): flows not solved yet (just
+  // started), flows that lost their bottleneck, flows a saturated changed link holds when a flow
+  // arrives there (they make room for it), and every flow of a changed link they overload (its
+  // capacity fell), which the solve fits into it. The other flows of a changed link are checked
+  // below like outside flows, and join R only if a new rate of R takes their bottleneck (a ring
+  // crossing a changed switch link seldom loses it).
   region.joining.clear();
   for (const topo::LinkId l : dirty_links) {
     const double capacity = link_capacity[l.index()];
     if (capacity <= 0) return false;
     double load = 0;
+    double fastest = 0;
+    bool arrivals = false;
     for (const LinkFlowEntry& e : flows_on(l)) {
       const FlowState& f = flows[e.slot];
       if (f.stuck || f.rate == 0 || f.private_caps.min() <= 0) return false;  // stalled: full solve
       load += e.weight * std::max(0.0, f.rate);
+      fastest = std::max(fastest, f.rate);
+      arrivals = arrivals || f.rate < 0;
     }
     const bool overloaded = load > capacity * (1 + kRateTolerance);
-    bool arrivals = false;
-    for (const LinkFlowEntry& e : flows_on(l)) arrivals = arrivals || flows[e.slot].rate < 0;
+    const bool saturated = load >= capacity * (1 - kRateTolerance);
     for (const LinkFlowEntry& e : flows_on(l)) {
       const double rate = flows[e.slot].rate;
-      // A flow this saturated link holds makes room for a newcomer: it joins now rather than after
-      // the newcomer's first check.
-      const bool held = arrivals && rate > 0 && held_at(l, rate * (1 + kRateTolerance), load, capacity);
+      const bool held = arrivals && saturated && rate > 0 && fastest <= rate * (1 + kRateTolerance);
       if (overloaded || rate < 0 || held || !outside_flow_keeps_bottleneck(e.slot)) region.joining.push_back(e.slot);
     }
   }
