@@ -5,34 +5,22 @@ object; FLOPs as the FA2 benchmark counts them (forward 4·b·h·s²·d, halved 
 """
 
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-
-def median_ms(fn, repetitions=15, warmups=3):
-    for _ in range(warmups):
-        fn()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repetitions)]
-    stops = [torch.cuda.Event(enable_timing=True) for _ in range(repetitions)]
-    for start, stop in zip(starts, stops):
-        start.record()
-        fn()
-        stop.record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) for a, b in zip(starts, stops))
+from cuda_timing import median_ms
 
 
 def measure(batch, heads, seq, head_dim, causal):
     shape = (batch, heads, seq, head_dim)
     q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        forward_ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+        forward_ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), repetitions=15)
         out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         grad = torch.randn_like(out)
-        backward_ms = median_ms(lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True))
+        backward_ms = median_ms(lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True), repetitions=15)
     flops = 4 * batch * heads * seq * seq * head_dim / (2 if causal else 1)
     return {"batch": batch, "heads": heads, "seq": seq, "head_dim": head_dim, "causal": causal,
             "forward_ms": forward_ms, "backward_ms": backward_ms,

@@ -11,11 +11,12 @@ Runs on the device machine only (it needs torch and a GPU).
 """
 
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from cuda_timing import median_ms
 
 HIDDEN, HEADS, SEQ, BATCH, TP = 12288, 128, 2048, 1, 8
 FFN = 4 * HIDDEN
@@ -49,19 +50,6 @@ class ShardLayer(torch.nn.Module):
         h = F.layer_norm(x, (HIDDEN,), self.ln2_w, self.ln2_b)
         h = F.gelu(F.linear(h, self.fc1_w, self.fc1_b))
         return x + F.dropout(F.linear(h, self.fc2_w, self.fc2_b), DROPOUT)
-
-
-def median_ms(fn, repetitions=20, warmups=5):
-    for _ in range(warmups):
-        fn()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repetitions)]
-    stops = [torch.cuda.Event(enable_timing=True) for _ in range(repetitions)]
-    for start, stop in zip(starts, stops):
-        start.record()
-        fn()
-        stop.record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) for a, b in zip(starts, stops))
 
 
 def kernel_class(name):
@@ -101,8 +89,8 @@ def main():
     def forward_backward():
         layer(x).backward(grad)
 
-    forward_ms = median_ms(lambda: layer(x))
-    forward_backward_ms = median_ms(forward_backward)
+    forward_ms = median_ms(lambda: layer(x), warmups=5)
+    forward_backward_ms = median_ms(forward_backward, warmups=5)
     breakdown = {"forward": kernel_breakdown(lambda: layer(x)), "forward_backward": kernel_breakdown(forward_backward)}
     print(json.dumps({
         "device": torch.cuda.get_device_name(), "torch": torch.__version__,

@@ -5,25 +5,13 @@ JSON object with the median milliseconds and the kernel each call ran. Device ma
 """
 
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
 
+from cuda_timing import median_ms
+
 SHAPES = [(2048, 4608, 12288), (2048, 12288, 1536), (2048, 6144, 12288), (2048, 12288, 6144), (8192, 8192, 8192)]
-
-
-def median_ms(fn, repetitions=20, warmups=3):
-    for _ in range(warmups):
-        fn()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repetitions)]
-    stops = [torch.cuda.Event(enable_timing=True) for _ in range(repetitions)]
-    for start, stop in zip(starts, stops):
-        start.record()
-        fn()
-        stop.record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) for a, b in zip(starts, stops))
 
 
 def operands(m, n, k, distribution):

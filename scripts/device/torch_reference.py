@@ -8,24 +8,12 @@ Runs on the device machine only (it needs torch and a GPU).
 """
 
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-
-def median_ms(fn, repetitions=20, warmups=3):
-    for _ in range(warmups):
-        fn()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repetitions)]
-    stops = [torch.cuda.Event(enable_timing=True) for _ in range(repetitions)]
-    for start, stop in zip(starts, stops):
-        start.record()
-        fn()
-        stop.record()
-    torch.cuda.synchronize()
-    return statistics.median(a.elapsed_time(b) for a, b in zip(starts, stops))
+from cuda_timing import median_ms
 
 
 def matmul(n):

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <span>
 #include <string>
 
 namespace {
@@ -68,6 +69,15 @@ struct BadInput {
   const char* must_mention;
 };
 
+// Each case exits with code 2 and a message that names the key.
+void expect_refused(std::span<const BadInput> cases) {
+  for (const BadInput& c : cases) {
+    const Result r = run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.must_mention), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
 class CliBadInput : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(CliBadInput, ExitsTwoNamesTheKeyAndWritesNothing) {
@@ -110,11 +120,7 @@ TEST(Cli, CollectiveBadInputs) {
       {"collective --group xp", "--group"},
       {"collective --set collective.channels=0", "collective.channels"},
   };
-  for (const BadInput& c : cases) {
-    const Result r = run(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
-    EXPECT_NE(r.output.find(c.must_mention), std::string::npos) << c.args << "\n" << r.output;
-  }
+  expect_refused(cases);
 }
 
 // Whether or not the CUDA backend is built and a GPU is present, these are refused before anything
@@ -125,11 +131,7 @@ TEST(Cli, CalibrateBadInputs) {
       {"calibrate --backend sim", "--backend"},
       {"calibrate --repetitions 0", "--repetitions"},
   };
-  for (const BadInput& c : cases) {
-    const Result r = run(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
-    EXPECT_NE(r.output.find(c.must_mention), std::string::npos) << c.args << "\n" << r.output;
-  }
+  expect_refused(cases);
 }
 
 TEST(Cli, DefaultScenarioFileLoads) {
