@@ -59,13 +59,18 @@ FlowId Fabric::Impl::start_flow(const FlowSpec& spec) {
     apply_rate(slot, admitted_rate);
     if (recompute_observer) recompute_observer();
   } else {
-    // The changed links are those it shares: it is alone on the others, and reached through these.
+    // The changed links are those it shares: it is alone on the others (or on a slack list, which
+    // constrains nobody), and reached through these; a flow that shares none needs one changed link
+    // to be taken into the re-solve.
     const FlowState& g = flows[slot];
-    const bool shares = !g.shared.empty() || !g.pairs.empty();
-    for (const topo::LinkId l : links_of(g)) {
-      const LinkOccupant& occupant = occupants[l.index()];
-      if (!shares || (occupant.slot == LinkOccupant::kListed && list_class[occupant.usage] == ListClass::kBinding))
-        mark_dirty(l);
+    const std::span<const topo::LinkId> route_links = links_of(g);
+    if (g.shared.empty() && g.pairs.empty()) {
+      mark_dirty(route_links.front());
+    } else {
+      for (const topo::LinkId l : route_links) {
+        const LinkOccupant& occupant = occupants[l.index()];
+        if (occupant.slot == LinkOccupant::kListed && list_class[occupant.usage] == ListClass::kBinding) mark_dirty(l);
+      }
     }
     request_recompute();
   }
@@ -219,7 +224,8 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       const LinkFlowEntry moved = list[u.position];
       flows[moved.slot].usages[moved.usage].position = u.position;
     }
-    if (mark_links_dirty) mark_dirty(u.link);
+    // A slack link constrains none of its flows, before or after: only a binding one changed.
+    if (mark_links_dirty && list_class[index] == ListClass::kBinding) mark_dirty(u.link);
     if (list_class[index] == ListClass::kBinding) on_link_left(index, u.link);
     if (list.size() == 1) {  // its last flow is alone again: the list goes back to the pool
       free_flow_lists.push_back(index);
