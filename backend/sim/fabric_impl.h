@@ -154,23 +154,28 @@ inline bool borrows_route_usages(const FlowState& f) {
 // fabric_local_solve.cc), far above the solver's rounding and far below any physical difference.
 inline constexpr double kRateTolerance = 1e-9;
 
-// Working memory of the region solve (fabric_local_solve.cc), indexed by the region's local link
-// numbers (LinkMark::local): shared links and pair groups.
+// One link of a region solve (fabric_local_solve.cc): a shared link, or a pair group standing for
+// its links. Everything a round reads and writes about the link, in one record.
+struct RegionLink {
+  topo::LinkId link;                  // the shared link; invalid for a pair group
+  std::int32_t pair = -1;             // the pair group; -1 for a real link
+  std::uint32_t inside = 0;           // how many of its flows are in R
+  std::uint32_t inside_unsolved = 0;  // real link: R's flows there with rate <= 0
+  double capacity = 0;                // its capacity now (a pair group: its smallest cap)
+  double inside_load = 0;             // real link: load of R's flows at their current rates
+  double outside_load = 0;            // load of the flows outside R, current rates
+  double outside_max = 0;             // their largest rate, or a bound on it (outside_fastest)
+  double r_load = 0;                  // load of R's flows at their new rates
+  double r_max = 0;                   // their largest new rate
+  bool outside_max_exact = true;      // outside_max is the exact largest, not a bound
+  bool changed = false;               // some R flow on the link changes rate
+};
+
+// Working memory of the region solve, indexed by the region's local link numbers (LinkMark::local).
 struct RegionScratch {
-  std::vector<topo::LinkId> links;              // the shared links of R's flows; invalid for a pair group
-  std::vector<std::int32_t> pair;               // the pair group of a local link; -1 for a real link
-  std::vector<std::uint32_t> inside;            // per link: how many of its flows are in R
-  std::vector<double> inside_load;              // per real link: load of R's flows at their current rates
-  std::vector<std::uint32_t> inside_unsolved;   // per real link: R's flows there with rate <= 0
-  std::vector<std::uint8_t> outside_max_exact;  // outside_max is the exact largest, not a bound
-  std::vector<double> capacity;                 // per link: its capacity now
-  std::vector<double> caps;                     // per flow of R: its cap from the links it crosses alone
-  std::vector<double> outside_load;             // load of the flows outside R, current rates
-  std::vector<double> outside_max;              // their largest rate, or a bound on it (outside_fastest)
-  std::vector<double> r_load;                   // load of R's flows at their new rates
-  std::vector<double> r_max;                    // their largest new rate
-  std::vector<std::uint8_t> changed;            // some R flow on the link changes rate
-  std::vector<std::uint32_t> joining;           // flows to add to R after a failed check
+  std::vector<RegionLink> links;
+  std::vector<double> caps;            // per flow of R: its cap from the links it crosses alone
+  std::vector<std::uint32_t> joining;  // flows to add to R after a failed check
   std::uint32_t check_stamp = 0;
 };
 

@@ -57,12 +57,10 @@ bool Fabric::Impl::region_add_pair(std::uint32_t pair) {
 
 // Appends a region link: a real link, or (l invalid) a pair group. Returns its local number.
 std::uint32_t Fabric::Impl::region_append(topo::LinkId l, std::int32_t pair, double capacity) {
-  region.links.push_back(l);
-  region.pair.push_back(pair);
-  region.capacity.push_back(capacity);
-  region.inside.push_back(0);
-  region.inside_load.push_back(0);
-  region.inside_unsolved.push_back(0);
+  RegionLink& r = region.links.emplace_back();
+  r.link = l;
+  r.pair = pair;
+  r.capacity = capacity;
   return static_cast<std::uint32_t>(region.links.size() - 1);
 }
 
@@ -76,14 +74,14 @@ bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
   component_flows.push_back(slot);
   for (const SharedUsage& k : f.shared) {
     if (!region_add_link(k.link)) return false;
-    const std::uint32_t local = link_mark[k.link.index()].local;
-    ++region.inside[local];
-    region.inside_load[local] += k.weight * std::max(0.0, f.rate);
-    if (f.rate <= 0) ++region.inside_unsolved[local];
+    RegionLink& r = region.links[link_mark[k.link.index()].local];
+    ++r.inside;
+    r.inside_load += k.weight * std::max(0.0, f.rate);
+    if (f.rate <= 0) ++r.inside_unsolved;
   }
   for (const std::uint32_t pair : f.pairs) {
     if (!region_add_pair(pair)) return false;
-    ++region.inside[pair_mark[pair].local];
+    ++region.links[pair_mark[pair].local].inside;
   }
   return true;
 }
@@ -92,40 +90,38 @@ bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
 // max-min problem of R over the residual capacities, with one virtual link per flow for the links
 // it crosses alone.
 bool Fabric::Impl::build_region_problem() {
-  const std::size_t n = region.links.size();
-  region.outside_load.assign(n, 0.0);
-  region.outside_max.assign(n, 0.0);
-  region.outside_max_exact.assign(n, 1);  // pair groups and links with no outside flow: exact
   problem.clear();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (region.pair[i] >= 0) {
-      if (region.inside[i] == 2) {
-        problem.add_link(region.capacity[i]);
+  for (RegionLink& r : region.links) {
+    r.outside_load = 0;
+    r.outside_max = 0;
+    r.outside_max_exact = true;  // pair groups and links with no outside flow: exact
+    if (r.pair >= 0) {
+      if (r.inside == 2) {
+        problem.add_link(r.capacity);
         continue;
       }
-      const PairGroup& g = pair_groups[static_cast<std::size_t>(region.pair[i])];
+      const PairGroup& g = pair_groups[static_cast<std::size_t>(r.pair)];
       const double outside_rate = flows[flow_epoch[g.a] == epoch ? g.b : g.a].rate;
       if (outside_rate <= 0) return false;  // unsolved or stalled neighbour: full solve
-      region.outside_load[i] = region.outside_max[i] = outside_rate;
-      problem.add_link(std::max(0.0, region.capacity[i] - outside_rate));
+      r.outside_load = r.outside_max = outside_rate;
+      problem.add_link(std::max(0.0, r.capacity - outside_rate));
       continue;
     }
     // A shared link: the outside flows' load is the link's total less R's part; their largest rate
     // is bounded by the link's, and scanned for only when the bound does not settle a check.
-    const LinkOccupant& occupant = occupants[region.links[i].index()];
+    const LinkOccupant& occupant = occupants[r.link.index()];
     MEGASIM_ASSERT(occupant.slot == LinkOccupant::kListed, "a region link is not shared");
     const SharedTotals& totals = shared_totals[occupant.usage];
-    if (totals.flows == region.inside[i]) {  // every flow on it is in R: nothing outside to hold
-      region.outside_max_exact[i] = 1;
-      problem.add_link(region.capacity[i]);
+    if (totals.flows == r.inside) {  // every flow on it is in R: nothing outside to hold
+      problem.add_link(r.capacity);
       continue;
     }
-    if (totals.unsolved > region.inside_unsolved[i]) return false;  // unsolved or stalled neighbour: full solve
-    const double load = std::max(0.0, totals.load - region.inside_load[i]);
-    region.outside_load[i] = load;
-    region.outside_max[i] = totals.fastest;
-    region.outside_max_exact[i] = 0;
-    problem.add_link(std::max(0.0, region.capacity[i] - load));
+    if (totals.unsolved > r.inside_unsolved) return false;  // unsolved or stalled neighbour: full solve
+    const double load = std::max(0.0, totals.load - r.inside_load);
+    r.outside_load = load;
+    r.outside_max = totals.fastest;
+    r.outside_max_exact = false;
+    problem.add_link(std::max(0.0, r.capacity - load));
   }
   region.caps.clear();
   for (const std::uint32_t slot : component_flows) {
@@ -141,43 +137,42 @@ bool Fabric::Impl::build_region_problem() {
 }
 
 double Fabric::Impl::outside_fastest(std::uint32_t local, double limit) {
-  if (region.outside_max_exact[local] != 0 || region.outside_max[local] <= limit) return region.outside_max[local];
+  RegionLink& r = region.links[local];
+  if (r.outside_max_exact || r.outside_max <= limit) return r.outside_max;
   double fastest = 0;
-  for (const LinkFlowEntry& e : flows_on(region.links[local])) {
+  for (const LinkFlowEntry& e : flows_on(r.link)) {
     if (flow_epoch[e.slot] != epoch) fastest = std::max(fastest, e.rate);
   }
-  region.outside_max[local] = fastest;
-  region.outside_max_exact[local] = 1;
+  r.outside_max = fastest;
+  r.outside_max_exact = true;
   return fastest;
 }
 
 // R's new load and largest new rate per region link, and whether any R rate on it changed.
 void Fabric::Impl::region_loads() {
-  const std::size_t n = region.links.size();
-  region.r_load.assign(n, 0.0);
-  region.r_max.assign(n, 0.0);
-  region.changed.assign(n, 0);
+  for (RegionLink& r : region.links) {
+    r.r_load = 0;
+    r.r_max = 0;
+    r.changed = false;
+  }
+  const auto add = [&](std::uint32_t local, double load, double rate, bool moved) {
+    RegionLink& r = region.links[local];
+    r.r_load += load;
+    r.r_max = std::max(r.r_max, rate);
+    r.changed = r.changed || moved;
+  };
   for (std::size_t i = 0; i < component_flows.size(); ++i) {
     const FlowState& f = flows[component_flows[i]];
     const double rate = rates[i];
     const bool moved = !(f.rate >= 0 && std::abs(rate - f.rate) <= kRateTolerance * f.rate);
-    for (const SharedUsage& k : f.shared) {
-      const std::uint32_t local = link_mark[k.link.index()].local;
-      region.r_load[local] += k.weight * rate;
-      region.r_max[local] = std::max(region.r_max[local], rate);
-      if (moved) region.changed[local] = 1;
-    }
-    for (const std::uint32_t pair : f.pairs) {
-      const std::uint32_t local = pair_mark[pair].local;
-      region.r_load[local] += rate;
-      region.r_max[local] = std::max(region.r_max[local], rate);
-      if (moved) region.changed[local] = 1;
-    }
+    for (const SharedUsage& k : f.shared) add(link_mark[k.link.index()].local, k.weight * rate, rate, moved);
+    for (const std::uint32_t pair : f.pairs) add(pair_mark[pair].local, rate, rate, moved);
   }
 }
 
 bool Fabric::Impl::region_link_saturated(std::uint32_t local) const {
-  return region.outside_load[local] + region.r_load[local] >= region.capacity[local] * (1 - kRateTolerance);
+  const RegionLink& r = region.links[local];
+  return r.outside_load + r.r_load >= r.capacity * (1 - kRateTolerance);
 }
 
 // Step 3 for a flow of R (its new rate at `index`): finds its bottleneck, or queues the faster
@@ -192,7 +187,7 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
     const std::uint32_t local = link_mark[k.link.index()].local;
     if (!region_link_saturated(local)) continue;
     const double outside = outside_fastest(local, limit);
-    if (outside <= limit && region.r_max[local] <= limit) {
+    if (outside <= limit && region.links[local].r_max <= limit) {
       f.bottleneck = {static_cast<std::int32_t>(k.usage), -1};
       return true;
     }
@@ -207,11 +202,12 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
   for (const std::uint32_t pair : f.pairs) {
     const std::uint32_t local = pair_mark[pair].local;
     if (!region_link_saturated(local)) continue;
-    if (region.outside_max[local] <= limit && region.r_max[local] <= limit) {
+    const RegionLink& r = region.links[local];
+    if (r.outside_max <= limit && r.r_max <= limit) {
       f.bottleneck = {-1, static_cast<std::int32_t>(pair)};
       return true;
     }
-    if (region.outside_max[local] <= limit) continue;
+    if (r.outside_max <= limit) continue;
     region.joining.push_back(pair_groups[pair].partner(component_flows[index]));  // the faster one, outside R
     queued = true;
   }
@@ -223,7 +219,7 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
 bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
   const double limit = flows[slot].rate * (1 + kRateTolerance);
   const auto region_bottleneck = [&](std::uint32_t local) {
-    return region_link_saturated(local) && region.r_max[local] <= limit && outside_fastest(local, limit) <= limit;
+    return region_link_saturated(local) && region.links[local].r_max <= limit && outside_fastest(local, limit) <= limit;
   };
   return find_bottleneck(
       slot,
@@ -242,11 +238,6 @@ bool Fabric::Impl::recompute_region() {
   next_epoch();
   component_flows.clear();
   region.links.clear();
-  region.pair.clear();
-  region.inside.clear();
-  region.inside_load.clear();
-  region.inside_unsolved.clear();
-  region.capacity.clear();
   // R starts with the flows of the changed links that may move, judged on the current rates (no
   // link is in the region yet, so the bottleneck checks read the lists): flows not solved yet (just
   // started), flows that lost their bottleneck, flows a saturated changed link holds when a flow
@@ -301,17 +292,17 @@ bool Fabric::Impl::recompute_region() {
     for (const topo::LinkId l : dirty_links) {
       for (const LinkFlowEntry& e : flows_on(l)) check_outside(e.slot);
     }
-    for (std::size_t local = 0; local < region.links.size(); ++local) {
-      if (region.changed[local] == 0) continue;
-      if (region.pair[local] >= 0) {
-        if (region.inside[local] == 2) continue;
-        const PairGroup& g = pair_groups[static_cast<std::size_t>(region.pair[local])];
+    for (const RegionLink& r : region.links) {
+      if (!r.changed) continue;
+      if (r.pair >= 0) {
+        if (r.inside == 2) continue;
+        const PairGroup& g = pair_groups[static_cast<std::size_t>(r.pair)];
         check_outside(g.a);
         check_outside(g.b);
         continue;
       }
-      const LinkFlowsView list = flows_on(region.links[local]);
-      if (list.size() == region.inside[local]) continue;  // no flow outside R on it
+      const LinkFlowsView list = flows_on(r.link);
+      if (list.size() == r.inside) continue;  // no flow outside R on it
       for (const LinkFlowEntry& e : list) check_outside(e.slot);
     }
     if (region.joining.empty()) {
