@@ -2,10 +2,10 @@
 //
 // A component joined by long ring flows spans most of a large fabric, but a change (flows started
 // or finished, a link's capacity changed) moves the rates of few flows. The region solve:
-//   1. starts a region R with the flows on the changed links that may move: those not solved yet
-//      (just started), those that lost their bottleneck with the change, those a saturated changed
-//      link holds when a flow arrives there, and all of a changed link they now overload (its
-//      capacity fell); the other flows on changed links stay outside and are checked in step 3;
+//   1. checks every flow on the changed links against the change alone and starts a region R with
+//      those that may move: flows not solved yet (just started), flows that lost their bottleneck,
+//      flows a saturated changed link holds when a flow arrives there, and all of a changed link
+//      they now overload (its capacity fell); the others keep their bottleneck unless R moves;
 //   2. solves max-min over R alone: each flow of R crosses its shared links and the one link of each
 //      of its pair groups (fabric_sharing.cc), whose capacities are reduced by the load of the flows
 //      outside R at their current rates, and one virtual link of its own whose capacity is the
@@ -13,12 +13,13 @@
 //   3. checks the bottleneck characterisation of max-min fairness (Bertsekas & Gallager, "Data
 //      Networks" §6.5.2: feasible, and every flow has a saturated link on which no flow has a higher
 //      rate; that allocation is unique) for every flow the re-solve could affect: each flow of R,
-//      each outside flow on a changed link, and each outside flow crossing a link where R's rates
-//      changed. A flow of R whose saturated links carry a faster outside flow pulls that flow into
+//      and each outside flow crossing a link where R's rates changed (a new flow's first rate is a
+//      change). A flow of R whose saturated links carry a faster outside flow pulls that flow into
 //      R; an outside flow left without a bottleneck joins R. Then 2-3 repeat.
 // When the check passes, the rates are the max-min fair allocation of all flows: feasibility holds
 // because R was solved within the residual capacities, the outside flows of a changed link do not
-// overload it, and no other load changed; and every flow has its bottleneck (the flows not checked
+// overload it, and no other load changed; and every flow has its bottleneck (an outside flow on a
+// changed link kept it in step 1 and was checked again wherever R moved; the flows never checked
 // cross no link whose load or rates changed; a link a flow crosses alone is saturated exactly when
 // the flow runs at its cap, with no faster flow on it).
 // The region solve gives up (and the caller re-solves the whole component) on anything outside that
@@ -238,13 +239,11 @@ bool Fabric::Impl::recompute_region() {
   next_epoch();
   component_flows.clear();
   region.links.clear();
-  // R starts with the flows of the changed links that may move, judged on the current rates (no
-  // link is in the region yet, so the bottleneck checks read the lists): flows not solved yet (just
-  // started), flows that lost their bottleneck, flows a saturated changed link holds when a flow
-  // arrives there (they make room for it), and every flow of a changed link they overload (its
-  // capacity fell), which the solve fits into it. The other flows of a changed link are checked
-  // below like outside flows, and join R only if a new rate of R takes their bottleneck (a ring
-  // crossing a changed switch link seldom loses it).
+  // Step 1, judged on the current rates (no link is in the region yet, so the bottleneck checks read
+  // the lists). A flow held by a saturated changed link where a flow arrives makes room for it; a
+  // changed link its flows overload (its capacity fell) has all of them in R, which the solve fits
+  // into it. The other flows of a changed link stay outside, and join R only if a new rate of R
+  // takes their bottleneck (a ring crossing a changed switch link seldom loses it).
   region.joining.clear();
   for (const topo::LinkId l : dirty_links) {
     const double capacity = link_capacity[l.index()];
@@ -289,9 +288,6 @@ bool Fabric::Impl::recompute_region() {
       g.check_stamp = region.check_stamp;
       if (!outside_flow_keeps_bottleneck(slot)) region.joining.push_back(slot);
     };
-    for (const topo::LinkId l : dirty_links) {
-      for (const LinkFlowEntry& e : flows_on(l)) check_outside(e.slot);
-    }
     for (const RegionLink& r : region.links) {
       if (!r.changed) continue;
       if (r.pair >= 0) {
