@@ -56,14 +56,17 @@ struct TaskState {
 };
 static_assert(sizeof(TaskState) == 4);
 
-struct Unit {
+// Aligned to a cache line, with what every event of the unit reads first (stage, task states,
+// stream heads, busy flags, times) in that line: the units do not stay in cache between two events
+// of one unit.
+struct alignas(64) Unit {
   std::int32_t stage = 0;
   std::int32_t replica = 0;
-  std::vector<topo::GpuId> gpus;  // by TP rank
+  std::vector<TaskState> tasks;                // per task of the stage program
+  std::array<std::uint32_t, kStreams> next{};  // position of the stream's head in stream_tasks
+  std::array<bool, kStreams> busy{};           // a blocking task is running on the stream
   const TaskTimes* times = nullptr;
-  std::vector<TaskState> tasks;              // per task of the stage program
-  std::array<std::size_t, kStreams> next{};  // position of the stream's head in stream_tasks
-  std::array<bool, kStreams> busy{};         // a blocking task is running on the stream
+  std::vector<topo::GpuId> gpus;  // by TP rank
   // The routes of its PP sends to the next stage [0] and to the previous one [1]: every send to a
   // peer crosses the same lanes (its TP ranks' connections on their pipeline communicators).
   std::array<RouteHint, 2> send_routes{};
