@@ -64,6 +64,7 @@ FlowId Fabric::Impl::start_flow(const FlowSpec& spec) {
     // to be taken into the re-solve.
     const FlowState& g = flows[slot];
     const std::span<const topo::LinkId> route_links = links_of(g);
+    MEGASIM_ASSERT(!route_links.empty(), "a flow crosses no link");
     if (g.shared.empty() && g.pairs.empty()) {
       mark_dirty(route_links.front());
     } else {
