@@ -79,8 +79,8 @@ void run_calibrate(const CalibrateOptions& o) {
   std::cout << text;
 #else
   throw sim::ConfigError("--backend", o.backend,
-                         "a measuring backend built into this megasim: none is (CUDA and NCCL were not found when it "
-                         "was configured)");
+                         "a measuring backend built into this megasim: none is (it was configured with "
+                         "MEGASIM_WITH_CUDA=OFF, or CUDA and NCCL were not found); see `megasim backends`");
 #endif
 }
 

@@ -15,5 +15,6 @@ Action register_keys(CLI::App& app);
 Action register_plan(CLI::App& app);
 Action register_run(CLI::App& app);
 Action register_calibrate(CLI::App& app);
+Action register_backends(CLI::App& app);
 
 }  // namespace megasim::cli

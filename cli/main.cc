@@ -18,8 +18,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "megasim 0.1.0");
   app.require_subcommand(1);
   const std::vector<megasim::cli::Action> actions{
-      megasim::cli::register_topo(app), megasim::cli::register_collective(app), megasim::cli::register_run(app),
-      megasim::cli::register_plan(app), megasim::cli::register_keys(app),       megasim::cli::register_calibrate(app),
+      megasim::cli::register_topo(app),     megasim::cli::register_collective(app),
+      megasim::cli::register_run(app),      megasim::cli::register_plan(app),
+      megasim::cli::register_keys(app),     megasim::cli::register_calibrate(app),
+      megasim::cli::register_backends(app),
   };
   try {
     app.parse(argc, argv);

@@ -134,6 +134,17 @@ TEST(Cli, CalibrateBadInputs) {
   expect_refused(cases);
 }
 
+TEST(Cli, BackendsListsTheSimulatorAndWhatIsNotBuilt) {
+  const Result text = run("backends");
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("sim "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("cpu    not built"), std::string::npos) << text.output;
+  const Result json = run("backends --json");
+  EXPECT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_NE(json.output.find(R"("name": "sim",)"), std::string::npos) << json.output;
+  EXPECT_NE(json.output.find(R"("name": "cuda",)"), std::string::npos) << json.output;
+}
+
 TEST(Cli, DefaultScenarioFileLoads) {
   const Result r = run("topo " + scenario("megascale/175b_megatron.toml") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
