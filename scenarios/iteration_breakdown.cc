@@ -40,16 +40,49 @@ std::vector<Interval> sort_and_merge(std::vector<Interval> out) {
   return merged;
 }
 
+// Compact copies of what the walks read of every task of a stage program (a unit's walk reads each
+// task, and the tasks themselves are large): built once per stage, not per unit.
+struct StageTasks {
+  std::vector<models::TaskKind> kind;
+  std::vector<models::TaskCategory> category;
+  std::vector<std::int32_t> compute;  // the compute tasks, in program order
+};
+
+StageTasks stage_tasks(const models::StageProgram& program) {
+  StageTasks t;
+  t.kind.reserve(program.tasks.size());
+  t.category.reserve(program.tasks.size());
+  for (std::size_t i = 0; i < program.tasks.size(); ++i) {
+    t.kind.push_back(program.tasks[i].kind);
+    t.category.push_back(program.tasks[i].category);
+    if (program.tasks[i].kind == models::TaskKind::kCompute) t.compute.push_back(static_cast<std::int32_t>(i));
+  }
+  return t;
+}
+
+std::vector<StageTasks> all_stage_tasks(const models::Workload& workload) {
+  std::vector<StageTasks> out;
+  out.reserve(workload.stages.size());
+  for (const models::StageProgram& program : workload.stages) out.push_back(stage_tasks(program));
+  return out;
+}
+
+SimTime last_compute_end(const StageTasks& tasks, const backend::TraceUnit& unit) {
+  SimTime end = 0;
+  for (const std::int32_t i : tasks.compute) end = std::max(end, unit.records[static_cast<std::size_t>(i)].end);
+  return end;
+}
+
 struct TransferIntervals {
   std::vector<Interval> dp;  // the unit's DP collectives
   std::vector<Interval> pp;  // its PP transfers
 };
 
 // [transfer_start, end) of the unit's DP collectives and PP transfers, each set sorted and merged.
-TransferIntervals transfers(const models::StageProgram& program, const backend::TraceUnit& unit) {
+TransferIntervals transfers(const StageTasks& tasks, const backend::TraceUnit& unit) {
   TransferIntervals out;
-  for (std::size_t i = 0; i < program.tasks.size(); ++i) {
-    const models::TaskKind kind = program.tasks[i].kind;
+  for (std::size_t i = 0; i < tasks.kind.size(); ++i) {
+    const models::TaskKind kind = tasks.kind[i];
     if (kind == models::TaskKind::kCompute) continue;
     const backend::TaskRecord& r = unit.records[i];
     if (r.end <= r.transfer_start) continue;
@@ -81,10 +114,11 @@ bool inside(const std::vector<Interval>& merged, SimTime t, std::size_t& next) {
 
 class UnitWalk {
  public:
-  UnitWalk(const models::ResolvedPlan& plan, const models::StageProgram& program, const backend::TraceUnit& unit,
-           SimTime iteration_end, SimTime drain_end, TransferIntervals intervals)
+  UnitWalk(const models::ResolvedPlan& plan, const models::StageProgram& program, const StageTasks& tasks,
+           const backend::TraceUnit& unit, SimTime iteration_end, SimTime drain_end, TransferIntervals intervals)
       : plan_(plan),
         program_(program),
+        tasks_(tasks),
         unit_(unit),
         end_(iteration_end),
         drain_end_(drain_end),
@@ -92,10 +126,7 @@ class UnitWalk {
         pp_(std::move(intervals.pp)) {}
 
   Totals run() {
-    std::vector<std::int32_t> order;
-    for (std::size_t i = 0; i < program_.tasks.size(); ++i) {
-      if (program_.tasks[i].kind == models::TaskKind::kCompute) order.push_back(static_cast<std::int32_t>(i));
-    }
+    std::vector<std::int32_t> order = tasks_.compute;
     // One stream runs them in program order, so they mostly come sorted already.
     const auto by_start = [this](std::int32_t a, std::int32_t b) { return record(a).start < record(b).start; };
     if (!std::is_sorted(order.begin(), order.end(), by_start)) std::stable_sort(order.begin(), order.end(), by_start);
@@ -109,7 +140,7 @@ class UnitWalk {
       const SimTime tp = std::min(std::max<SimTime>(0, r.tp_exposed), busy_end - start);
       totals_.tp += tp;
       totals_.compute += busy_end - start - tp;
-      const models::TaskCategory category = program_.tasks[static_cast<std::size_t>(task)].category;
+      const models::TaskCategory category = tasks_.category[static_cast<std::size_t>(task)];
       if (category == models::TaskCategory::kForward || category == models::TaskCategory::kBackward) {
         passes += busy_end - start;
       }
@@ -136,7 +167,7 @@ class UnitWalk {
     while (g1 > g0) {
       const std::int32_t blocking = blocking_dep(task);
       const models::TaskKind kind =
-          blocking < 0 ? models::TaskKind::kCompute : program_.tasks[static_cast<std::size_t>(blocking)].kind;
+          blocking < 0 ? models::TaskKind::kCompute : tasks_.kind[static_cast<std::size_t>(blocking)];
       if (kind == models::TaskKind::kCompute) {
         totals_.waiting += g1 - g0;
         return;
@@ -199,7 +230,8 @@ class UnitWalk {
   }
 
   const models::ResolvedPlan& plan_;
-  const models::StageProgram& program_;
+  const models::StageProgram& program_;  // the tasks' dependencies
+  const StageTasks& tasks_;
   const backend::TraceUnit& unit_;
   SimTime end_;
   SimTime drain_end_;
@@ -224,23 +256,26 @@ RankBreakdown to_breakdown(const Totals& t, SimTime iteration_end) {
 
 }  // namespace
 
-sim::SimTime compute_stream_end(const models::Workload& workload, const backend::TraceUnit& unit) {
-  const models::StageProgram& program = workload.stages[static_cast<std::size_t>(unit.stage)];
-  SimTime end = 0;
-  for (std::size_t i = 0; i < program.tasks.size(); ++i) {
-    if (program.tasks[i].kind == models::TaskKind::kCompute) end = std::max(end, unit.records[i].end);
+std::vector<sim::SimTime> compute_stream_ends(const models::Workload& workload, const backend::Trace& trace) {
+  const std::vector<StageTasks> stage_tables = all_stage_tasks(workload);
+  std::vector<sim::SimTime> out;
+  out.reserve(trace.units.size());
+  for (const backend::TraceUnit& unit : trace.units) {
+    check_unit(workload, unit);
+    out.push_back(last_compute_end(stage_tables[static_cast<std::size_t>(unit.stage)], unit));
   }
-  return end;
+  return out;
 }
 
 std::vector<RankBreakdown> breakdown_by_unit(const models::Workload& workload, const backend::Trace& trace) {
   const std::size_t pp = static_cast<std::size_t>(workload.plan.pp);
+  const std::vector<StageTasks> stage_tables = all_stage_tasks(workload);
   // Last compute end per (replica, stage), for the pipeline drain of the tail.
   std::vector<SimTime> cell_end(static_cast<std::size_t>(workload.plan.dp) * pp, 0);
   for (const backend::TraceUnit& unit : trace.units) {
     check_unit(workload, unit);
     SimTime& cell = cell_end[static_cast<std::size_t>(unit.replica) * pp + static_cast<std::size_t>(unit.stage)];
-    cell = std::max(cell, compute_stream_end(workload, unit));
+    cell = std::max(cell, last_compute_end(stage_tables[static_cast<std::size_t>(unit.stage)], unit));
   }
   std::vector<RankBreakdown> out;
   out.reserve(trace.units.size());
@@ -252,7 +287,8 @@ std::vector<RankBreakdown> breakdown_by_unit(const models::Workload& workload, c
       }
     }
     const models::StageProgram& program = workload.stages[static_cast<std::size_t>(unit.stage)];
-    UnitWalk walk(workload.plan, program, unit, trace.iteration_time, drain_end, transfers(program, unit));
+    const StageTasks& tasks = stage_tables[static_cast<std::size_t>(unit.stage)];
+    UnitWalk walk(workload.plan, program, tasks, unit, trace.iteration_time, drain_end, transfers(tasks, unit));
     out.push_back(to_breakdown(walk.run(), trace.iteration_time));
   }
   return out;

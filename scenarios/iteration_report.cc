@@ -96,10 +96,10 @@ IterationReport summarize(const models::Workload& workload, const backend::Trace
   r.mean = weighted_mean(trace, by_unit);
   std::size_t critical = 0;
   sim::SimTime latest = -1;
+  const std::vector<sim::SimTime> compute_ends = compute_stream_ends(workload, trace);
   for (std::size_t u = 0; u < trace.units.size(); ++u) {
-    const sim::SimTime end = compute_stream_end(workload, trace.units[u]);
-    if (end > latest) {
-      latest = end;
+    if (compute_ends[u] > latest) {
+      latest = compute_ends[u];
       critical = u;
     }
   }

@@ -109,8 +109,8 @@ IterationReport summarize(const models::Workload& workload, const backend::Trace
 // The breakdown of every unit, index = Trace::units index (the rule at the top of this file).
 std::vector<RankBreakdown> breakdown_by_unit(const models::Workload& workload, const backend::Trace& trace);
 
-// End of the unit's last compute task (0 when it has none).
-sim::SimTime compute_stream_end(const models::Workload& workload, const backend::TraceUnit& unit);
+// End of each unit's last compute task (0 when it has none), index = Trace::units index.
+std::vector<sim::SimTime> compute_stream_ends(const models::Workload& workload, const backend::Trace& trace);
 
 HeatMap heat_map(const models::Workload& workload, const backend::Trace& trace,
                  const std::vector<RankBreakdown>& by_unit);
