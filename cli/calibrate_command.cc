@@ -1,5 +1,6 @@
 // `megasim calibrate --backend cuda [SCENARIO] [--gpu NAME] [--out FILE] [--json]`: measures the cost
 // model's inputs on this machine's GPU (scenarios/calibrate_study.h) and writes a calibration file.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -68,6 +69,13 @@ scenarios::CalibrationReport calibrate_cuda(const scenarios::Scenario& scenario,
 
 void run_calibrate(const CalibrateOptions& o) {
   if (o.repetitions < 1) throw sim::ConfigError("--repetitions", std::to_string(o.repetitions), "at least 1");
+  // Refused before any GPU time is spent on measurements that could not be written.
+  if (!o.out_file.empty()) {
+    const std::filesystem::path folder = std::filesystem::absolute(o.out_file).parent_path();
+    if (!std::filesystem::is_directory(folder)) {
+      throw sim::ConfigError("--out", o.out_file, "a file in an existing folder");
+    }
+  }
 #ifdef MEGASIM_HAS_CUDA
   if (o.backend != "cuda")
     throw sim::ConfigError("--backend", o.backend, "cuda (the backends built here that measure)");

@@ -130,6 +130,7 @@ TEST(Cli, CalibrateBadInputs) {
       {"calibrate --backend cpu", "--backend"},
       {"calibrate --backend sim", "--backend"},
       {"calibrate --repetitions 0", "--repetitions"},
+      {"calibrate --out /nonexistent-folder/h200.toml", "--out"},
   };
   expect_refused(cases);
 }
