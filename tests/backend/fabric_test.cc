@@ -191,6 +191,37 @@ TEST(Fabric, PairedFlowsFollowTheirLinksSpeedAndAThirdFlow) {
 // their NIC's rate again; when it comes back (before the failure is detected) the uplink binds all
 // three again. The rates are checked against max-min, and the classes against a recount, at every
 // change.
+// A flow on a changed link whose bottleneck is elsewhere keeps its rate, and the flow that lost its
+// bottleneck there takes the capacity left (the region re-solve starts from that one alone,
+// fabric_local_solve.cc). All transfers stay under ToR (group 0, rail 0): NIC up, NIC down.
+// Water-filling by hand: R (lanes 0->2 and 4->6) shares NIC-up(0) with Z1 and Z2 and NIC-up(4)
+// with P and P2; both cables fill at kNicRate/3, so all five run at kNicRate/3. When P ends,
+// NIC-up(0) still holds R at kNicRate/3, and P2 takes the rest of NIC-up(4): 2/3 kNicRate.
+TEST(Fabric, AFlowHeldElsewhereKeepsItsRateWhenItsOtherLinkFrees) {
+  Bed bed(small_cluster(32));
+  std::vector<std::string> violations;
+  bed.fabric.on_rates_recomputed([&] {
+    if (std::string v = bed.fabric.check_rates(); !v.empty()) violations.push_back(v);
+  });
+  FlowSpec ring;
+  ring.lanes = {{topo::GpuId(0), topo::GpuId(2), 0}, {topo::GpuId(4), topo::GpuId(6), 0}};
+  ring.bytes_per_lane = 1e12;
+  const FlowId r = bed.fabric.start_flow(ring);
+  const FlowId z1 = bed.start(0, 8, 1e12);
+  const FlowId z2 = bed.start(0, 10, 1e12);
+  const double third = kNicRate / 3;
+  sim::SimTime p_done = -1;
+  const FlowId p = bed.start(4, 12, third * 1e-3, &p_done);  // one millisecond at a third of a NIC
+  const FlowId p2 = bed.start(4, 14, 1e12);
+  bed.sim.run_until(sim::kMillisecond / 2);
+  for (const FlowId id : {r, z1, z2, p, p2}) EXPECT_NEAR(bed.fabric.flow_rate_bytes_per_s(id), third, 1e-9 * kNicRate);
+  bed.sim.run_until(2 * sim::kMillisecond);
+  EXPECT_NEAR(static_cast<double>(p_done), static_cast<double>(sim::kMillisecond + 2 * kLinkLatency), 2.0);
+  for (const FlowId id : {r, z1, z2}) EXPECT_NEAR(bed.fabric.flow_rate_bytes_per_s(id), third, 1e-9 * kNicRate);
+  EXPECT_NEAR(bed.fabric.flow_rate_bytes_per_s(p2), kNicRate - third, 1e-9 * kNicRate);
+  EXPECT_TRUE(violations.empty()) << violations.front();
+}
+
 TEST(Fabric, SwitchLinkBindsOnlyWhenItsFlowsCanExceedIt) {
   // Three one-lane transfers from distinct NICs of ToR (group 0, rail 0) to distinct NICs of ToR
   // (group 1, rail 0) that ECMP hashes onto one uplink, found by routing candidates on a scratch bed.
