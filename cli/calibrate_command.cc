@@ -30,19 +30,16 @@ struct CalibrateOptions {
 };
 
 #ifdef MEGASIM_HAS_CUDA
-// The GpuSpec for a device name ("NVIDIA H200" -> H200): the first known family the name contains.
-const models::GpuSpec& gpu_for_device(const std::string& device) {
-  for (const char* family : {"H200", "H100", "H800", "A100"}) {
-    if (device.find(family) != std::string::npos) return models::find_gpu(family, "--gpu");
-  }
-  throw sim::ConfigError("--gpu", "(not given)",
-                         "the GPU's name in gpus.csv: the device '" + device + "' is not one megasim knows by name");
-}
-
 scenarios::CalibrationReport calibrate_cuda(const scenarios::Scenario& scenario, const CalibrateOptions& o) {
   const std::vector<backend::cuda::GpuInfo> gpus = backend::cuda::visible_gpus();
   if (gpus.empty()) throw sim::ConfigError("--backend", o.backend, "a machine with a visible CUDA GPU (none found)");
-  const models::GpuSpec& gpu = o.gpu.empty() ? gpu_for_device(gpus.front().name) : models::find_gpu(o.gpu, "--gpu");
+  const models::GpuSpec* named = o.gpu.empty() ? models::gpu_for_device_name(gpus.front().name) : nullptr;
+  if (o.gpu.empty() && named == nullptr) {
+    throw sim::ConfigError(
+        "--gpu", "(not given)",
+        "the GPU's name in gpus.csv: the device '" + gpus.front().name + "' is not one megasim knows");
+  }
+  const models::GpuSpec& gpu = named != nullptr ? *named : models::find_gpu(o.gpu, "--gpu");
 
   auto gemm = std::make_shared<backend::cuda::GemmProbe>();
   // A wrong operand layout would time a different GEMM: check against a host reference first.

@@ -41,6 +41,13 @@ std::span<const GpuSpec> known_gpus() {
   return gpu_table();
 }
 
+const GpuSpec* gpu_for_device_name(std::string_view device_name) {
+  for (const GpuSpec& gpu : gpu_table()) {
+    if (device_name.find(alias_of(gpu.name)) != std::string_view::npos) return &gpu;
+  }
+  return nullptr;
+}
+
 const GpuSpec& find_gpu(std::string_view name, std::string_view key) {
   const std::string wanted = lower(name);
   std::string valid;

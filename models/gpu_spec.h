@@ -22,5 +22,8 @@ std::span<const GpuSpec> known_gpus();
 // Looks a GPU up by name; accepts the full name or a short alias ("A100", "H100", "H200", "H800").
 // Throws sim::ConfigError(key, name, list of valid names) when unknown.
 const GpuSpec& find_gpu(std::string_view name, std::string_view key = "cluster.gpu");
+// The GPU a device reports itself as ("NVIDIA H200" -> H200-SXM-141GB): the first known GPU whose
+// short alias the device name contains; nullptr when none does.
+const GpuSpec* gpu_for_device_name(std::string_view device_name);
 
 }  // namespace megasim::models

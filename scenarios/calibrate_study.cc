@@ -214,6 +214,7 @@ std::string to_calibration_toml(const CalibrationReport& r) {
 }
 
 std::string to_text(const CalibrationReport& r) {
+  const models::ComputeCalibration defaults = models::default_compute_calibration(models::find_gpu(r.gpu));
   std::string out = fmt::format("calibration on {} ({} backend) as {}, peak {:.0f} TFLOP/s bf16\n", r.device, r.backend,
                                 r.gpu, r.peak_flops / 1e12);
   append_rows(out, "GEMM sweep", r.sweep);
@@ -225,8 +226,7 @@ std::string to_text(const CalibrationReport& r) {
       "kernel gap           {:.2f} us\n"
       "plan GEMM time       defaults {:+.1f}%, fitted curve {:+.1f}% against measured (calls x time)\n",
       r.best_measured_gemm_efficiency * 100, r.calibration.best_gemm_efficiency, r.calibration.gemm_k_overhead,
-      models::default_compute_calibration(models::find_gpu(r.gpu)).best_gemm_efficiency,
-      models::default_compute_calibration(models::find_gpu(r.gpu)).gemm_k_overhead, r.copy_bytes_per_s / 1e9,
+      defaults.best_gemm_efficiency, defaults.gemm_k_overhead, r.copy_bytes_per_s / 1e9,
       r.calibration.memory_efficiency, r.kernel_gap_s * 1e6, r.plan_gemm_error_default * 100,
       r.plan_gemm_error_fitted * 100);
   return out;

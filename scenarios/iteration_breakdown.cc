@@ -271,11 +271,12 @@ std::vector<RankBreakdown> breakdown_by_unit(const models::Workload& workload, c
   const std::size_t pp = static_cast<std::size_t>(workload.plan.pp);
   const std::vector<StageTasks> stage_tables = all_stage_tasks(workload);
   // Last compute end per (replica, stage), for the pipeline drain of the tail.
+  const std::vector<SimTime> unit_end = compute_stream_ends(workload, trace);
   std::vector<SimTime> cell_end(static_cast<std::size_t>(workload.plan.dp) * pp, 0);
-  for (const backend::TraceUnit& unit : trace.units) {
-    check_unit(workload, unit);
+  for (std::size_t u = 0; u < trace.units.size(); ++u) {
+    const backend::TraceUnit& unit = trace.units[u];
     SimTime& cell = cell_end[static_cast<std::size_t>(unit.replica) * pp + static_cast<std::size_t>(unit.stage)];
-    cell = std::max(cell, last_compute_end(stage_tables[static_cast<std::size_t>(unit.stage)], unit));
+    cell = std::max(cell, unit_end[u]);
   }
   std::vector<RankBreakdown> out;
   out.reserve(trace.units.size());

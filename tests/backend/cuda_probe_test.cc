@@ -15,11 +15,7 @@ namespace {
 // The gpus.csv entry of the first visible GPU, or nullptr (test skipped) without one.
 const models::GpuSpec* first_gpu_spec() {
   const std::vector<GpuInfo> gpus = visible_gpus();
-  if (gpus.empty()) return nullptr;
-  for (const char* family : {"H200", "H100", "H800", "A100"}) {
-    if (gpus.front().name.find(family) != std::string::npos) return &models::find_gpu(family);
-  }
-  return nullptr;
+  return gpus.empty() ? nullptr : models::gpu_for_device_name(gpus.front().name);
 }
 
 #define REQUIRE_KNOWN_GPU(spec)                   \

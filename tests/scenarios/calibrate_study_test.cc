@@ -132,6 +132,14 @@ TEST(CalibrateStudy, AGemmFasterThanThePeakNamesTheGpuOption) {
   }
 }
 
+// `calibrate` names the GPU from the device's own name (as CUDA reports it).
+TEST(CalibrateStudy, DeviceNamesMapToTheirGpuSpec) {
+  EXPECT_EQ(models::gpu_for_device_name("NVIDIA H200")->name, "H200-SXM-141GB");
+  EXPECT_EQ(models::gpu_for_device_name("NVIDIA A100-SXM4-80GB")->name, "A100-SXM-80GB");
+  EXPECT_EQ(models::gpu_for_device_name("NVIDIA H100 80GB HBM3")->name, "H100-SXM-80GB");
+  EXPECT_EQ(models::gpu_for_device_name("Tesla T4"), nullptr);
+}
+
 TEST(CalibrateStudy, CurveFitNeedsTwoDistinctK) {
   const models::GpuSpec& gpu = models::find_gpu("H200");
   models::ComputeCalibration c = models::default_compute_calibration(gpu);
