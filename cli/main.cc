@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "sim/error.h"
+#include "sim/huge_page_heap.h"
 
 namespace {
 constexpr int kExitBadInput = 2;
@@ -14,6 +15,7 @@ constexpr int kExitInternalError = 1;
 }  // namespace
 
 int main(int argc, char** argv) {
+  megasim::sim::reexec_with_huge_page_heap(argv);
   CLI::App app{"megasim: simulate large-scale LLM training clusters"};
   app.set_version_flag("--version", "megasim 0.1.0");
   app.require_subcommand(1);

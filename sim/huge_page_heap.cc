@@ -1,0 +1,49 @@
+#include "sim/huge_page_heap.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+namespace megasim::sim {
+
+namespace {
+constexpr std::string_view kTunable = "glibc.malloc.hugetlb";
+}  // namespace
+
+std::optional<std::string> tunables_with_huge_page_heap(const char* current) {
+  const std::string_view now = current == nullptr ? std::string_view() : std::string_view(current);
+  if (now.find(kTunable) != std::string_view::npos) return std::nullopt;
+  std::string value(now);
+  if (!value.empty()) value += ':';
+  value += kTunable;
+  value += "=1";
+  return value;
+}
+
+void reexec_with_huge_page_heap(char** argv) {
+  const char* opt_out = std::getenv("MEGASIM_HUGE_PAGES");
+  if (opt_out != nullptr && std::strcmp(opt_out, "0") == 0) return;
+  // Valgrind preloads its own libraries into the program it runs; an exec would leave the tool.
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload != nullptr && std::strstr(preload, "vgpreload") != nullptr) return;
+  const char* current = std::getenv("GLIBC_TUNABLES");
+  const std::optional<std::string> tunables = tunables_with_huge_page_heap(current);
+  if (!tunables) return;
+  const std::optional<std::string> before = current == nullptr ? std::nullopt : std::optional<std::string>(current);
+  std::array<char, 4096> self{};
+  const ssize_t length = readlink("/proc/self/exe", self.data(), self.size() - 1);
+  if (length <= 0 || static_cast<std::size_t>(length) >= self.size() - 1) return;
+  if (setenv("GLIBC_TUNABLES", tunables->c_str(), 1) != 0) return;
+  execv(self.data(), argv);
+  // The exec failed: run on as started, with the environment as it was.
+  if (before) {
+    setenv("GLIBC_TUNABLES", before->c_str(), 1);
+  } else {
+    unsetenv("GLIBC_TUNABLES");
+  }
+}
+
+}  // namespace megasim::sim
