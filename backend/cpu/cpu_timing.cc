@@ -1,0 +1,1 @@
+#include "backend/cpu/cpu_timing.h"

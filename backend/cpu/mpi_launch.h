@@ -1,0 +1,24 @@
+// Starting the cpu backend's processes: a command that needs N MPI processes and was started on
+// its own re-executes itself under `mpirun` (Open MPI) with N processes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace megasim::backend::cpu {
+
+// Whether this process was started by an MPI launcher (mpirun/mpiexec of Open MPI, MPICH's Hydra,
+// or srun): OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK or SLURM_NTASKS in the environment.
+[[nodiscard]] bool started_by_mpi_launcher();
+
+// The mpirun command line that runs `argv` (argv[0] replaced by this executable's path from
+// /proc/self/exe) as `processes` processes on this machine: --oversubscribe (more processes than
+// cores is allowed), --allow-run-as-root when running as root (CI), --bind-to none.
+[[nodiscard]] std::vector<std::string> mpirun_command(int processes, int argc, char** argv);
+
+// Replaces this process with mpirun_command(...) (execvp; mpirun from PATH, or $MEGASIM_MPIRUN).
+// Returns only on failure, throwing sim::ConfigError("--backend", "cpu", "mpirun (Open MPI) on the
+// PATH") when mpirun cannot be run.
+[[noreturn]] void exec_under_mpirun(int processes, int argc, char** argv);
+
+}  // namespace megasim::backend::cpu

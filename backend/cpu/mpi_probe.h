@@ -1,0 +1,30 @@
+// Measured MPI transfer costs between the processes of this job, for `megasim calibrate --backend
+// cpu`: what the simulator needs to model the links between ranks (DESIGN.md "Real backends").
+// Collective calls: every rank of MPI_COMM_WORLD must call them together.
+#pragma once
+
+#include <vector>
+
+namespace megasim::backend::cpu {
+
+struct TransferPoint {
+  double bytes = 0;
+  double seconds = 0;  // median one-way time of a message of `bytes` (half a ping-pong round trip)
+};
+
+struct LinkFit {
+  double latency_s = 0;          // fitted fixed cost of one message
+  double bytes_per_s = 0;        // fitted bandwidth (1 / slope)
+  std::vector<TransferPoint> points;
+};
+
+// Ping-pong between world ranks 0 and 1 over sizes from 8 B to `max_bytes` (x4 steps), median of
+// `repetitions`; least-squares fit of seconds = latency + bytes / bandwidth over the points of 64 KiB
+// and up for the bandwidth and the smallest size for the latency. Other ranks wait at a barrier.
+// Requires at least 2 processes; the same result on every rank (broadcast from rank 0).
+LinkFit measure_point_to_point(double max_bytes = 64.0 * 1024 * 1024, int repetitions = 5);
+
+// Median seconds of MPI_Allreduce (float sum) of `bytes` over MPI_COMM_WORLD; same on every rank.
+double measure_allreduce_s(double bytes, int repetitions = 5);
+
+}  // namespace megasim::backend::cpu

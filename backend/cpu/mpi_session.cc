@@ -1,0 +1,1 @@
+#include "backend/cpu/mpi_session.h"
