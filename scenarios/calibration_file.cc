@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -90,39 +91,126 @@ void apply_network(const toml::table& t, backend::FabricParams& f) {
   }
 }
 
-}  // namespace
+void apply_collective(const toml::table& t, models::CollectiveParams& c) {
+  auto micros = [](double us) { return static_cast<sim::SimTime>(us * 1e3 + 0.5); };
+  for (const auto& [name_key, node] : t) {
+    const std::string_view name = name_key.str();
+    const std::string key = key_of("collective", name);
+    if (name == "base_latency_us")
+      c.base_latency_ns = micros(number(node, key));
+    else if (name == "nvlink_step_latency_us")
+      c.nvlink_step_latency_ns = micros(number(node, key));
+    else if (name == "net_step_latency_us")
+      c.net_step_latency_ns = micros(number(node, key));
+    else
+      throw sim::ConfigError(key, "(unknown key)",
+                             "one of base_latency_us, nvlink_step_latency_us, net_step_latency_us");
+  }
+}
 
-void apply_calibration_text(std::string_view toml_text, std::string_view source, models::ComputeCalibration& compute,
-                            backend::FabricParams& fabric) {
-  toml::table root;
+models::GpuSpec parse_device(const toml::table& t) {
+  models::GpuSpec gpu;
+  double intra_node = 0;
+  bool seen[5] = {false, false, false, false, false};
+  for (const auto& [name_key, node] : t) {
+    const std::string_view name = name_key.str();
+    const std::string key = key_of("device", name);
+    auto positive = [&](double v) {
+      if (!(v > 0) || !std::isfinite(v)) throw sim::ConfigError(key, std::to_string(v), "a positive number");
+      return v;
+    };
+    if (name == "name") {
+      const auto text = node.value<std::string>();
+      if (!text || text->empty()) throw sim::ConfigError(key, "(not a string)", "the device's name");
+      gpu.name = *text;
+      seen[0] = true;
+    } else if (name == "peak_tflops") {
+      gpu.peak_bf16_dense_tflops = positive(number(node, key));
+      seen[1] = true;
+    } else if (name == "memory_tbytes_per_s") {
+      gpu.hbm_tbytes_per_s = positive(number(node, key));
+      seen[2] = true;
+    } else if (name == "memory_gbytes") {
+      gpu.hbm_gbytes = positive(number(node, key));
+      seen[3] = true;
+    } else if (name == "intra_node_gbytes_per_s") {
+      intra_node = positive(number(node, key));
+      seen[4] = true;
+    } else {
+      throw sim::ConfigError(key, "(unknown key)",
+                             "one of name, peak_tflops, memory_tbytes_per_s, memory_gbytes, intra_node_gbytes_per_s");
+    }
+  }
+  const char* names[5] = {"name", "peak_tflops", "memory_tbytes_per_s", "memory_gbytes", "intra_node_gbytes_per_s"};
+  for (int i = 0; i < 5; ++i) {
+    if (!seen[i])
+      throw sim::ConfigError(key_of("device", names[i]), "(missing)", "a value: every [device] key is required");
+  }
+  gpu.nvlink_total_gbytes_per_s = 2 * intra_node;  // GpuSpec counts both directions
+  gpu.best_gemm_efficiency = 0;
+  return gpu;
+}
+
+toml::table parse_text(std::string_view toml_text, std::string_view source) {
   try {
-    root = toml::parse(toml_text, source);
+    return toml::parse(toml_text, source);
   } catch (const toml::parse_error& e) {
     throw sim::ConfigError(std::string(source) + ":" + std::to_string(e.source().begin.line) +
                            ": malformed calibration TOML: " + std::string(e.description()));
   }
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw sim::ConfigError("calibration.file", path, "a readable calibration TOML file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+void apply_calibration_text(std::string_view toml_text, std::string_view source, models::ComputeCalibration& compute,
+                            backend::FabricParams& fabric, models::CollectiveParams* collective) {
+  const toml::table root = parse_text(toml_text, source);
   for (const auto& [section, node] : root) {
     const toml::table* t = node.as_table();
     if (section == "compute" && t != nullptr) {
       apply_compute(*t, compute);
     } else if (section == "network" && t != nullptr) {
       apply_network(*t, fabric);
+    } else if (section == "collective" && t != nullptr && collective != nullptr) {
+      apply_collective(*t, *collective);
+    } else if (section == "device" && t != nullptr) {
+      parse_device(*t);
     } else {
       throw sim::ConfigError("calibration." + std::string(section.str()), "(in " + std::string(source) + ")",
-                             "a [compute] or [network] section");
+                             collective != nullptr ? "a [compute], [network], [collective] or [device] section"
+                                                   : "a [compute], [network] or [device] section");
     }
   }
   models::validate(compute);
   backend::validate(fabric);
+  if (collective != nullptr) models::validate(*collective);
 }
 
-void apply_calibration_file(const std::string& path, models::ComputeCalibration& compute,
-                            backend::FabricParams& fabric) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw sim::ConfigError("calibration.file", path, "a readable calibration TOML file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  apply_calibration_text(text.str(), path, compute, fabric);
+void apply_calibration_file(const std::string& path, models::ComputeCalibration& compute, backend::FabricParams& fabric,
+                            models::CollectiveParams* collective) {
+  apply_calibration_text(read_text(path), path, compute, fabric, collective);
+}
+
+std::optional<models::GpuSpec> calibration_device_text(std::string_view toml_text, std::string_view source) {
+  const toml::table root = parse_text(toml_text, source);
+  const toml::node* device = root.get("device");
+  if (device == nullptr) return std::nullopt;
+  const toml::table* t = device->as_table();
+  if (t == nullptr)
+    throw sim::ConfigError("calibration.device", "(in " + std::string(source) + ")", "a [device] table");
+  return parse_device(*t);
+}
+
+std::optional<models::GpuSpec> calibration_device(const std::string& path) {
+  return calibration_device_text(read_text(path), path);
 }
 
 }  // namespace megasim::scenarios

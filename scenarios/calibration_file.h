@@ -14,22 +14,42 @@
 //   [network]
 //   nvlink_efficiency = 0.77               # achieved fraction of NVLink bandwidth (busbw / line rate)
 //   network_efficiency = 0.96              # achieved fraction of NIC/switch bandwidth
+//
+//   [collective]                           # fixed costs of collective calls (models/collective.h)
+//   base_latency_us = 10
+//   nvlink_step_latency_us = 1             # one algorithm step between ranks of one server
+//   net_step_latency_us = 5
+//
+//   [device]                               # a machine gpus.csv does not list (megasim calibrate
+//   name = "cpu: AMD EPYC, Eigen float32"  #   --backend cpu): used when cluster.gpu = "calibrated"
+//   peak_tflops = 0.1                      # the FLOP/s efficiencies are relative to
+//   memory_tbytes_per_s = 0.01             # the bandwidth memory_efficiency is relative to
+//   memory_gbytes = 12                     # memory per rank
+//   intra_node_gbytes_per_s = 4.5          # between two ranks of one server, each way
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "backend/sim/fabric.h"
+#include "models/collective.h"
 #include "models/compute_cost.h"
+#include "models/gpu_spec.h"
 
 namespace megasim::scenarios {
 
-// Applies the file's fields over `compute` and `fabric`. Throws sim::ConfigError naming the file and
-// the key ("calibration.compute.best_gemm_efficiency") for unknown keys, wrong types, out-of-range
-// values or an unreadable file.
-void apply_calibration_file(const std::string& path, models::ComputeCalibration& compute,
-                            backend::FabricParams& fabric);
+// Applies the file's fields over `compute`, `fabric` and, when given, `collective`. Throws
+// sim::ConfigError naming the file and the key ("calibration.compute.best_gemm_efficiency") for
+// unknown keys, wrong types, out-of-range values, a [collective] section without `collective`, or an
+// unreadable file. A [device] section is checked here and read by calibration_device.
+void apply_calibration_file(const std::string& path, models::ComputeCalibration& compute, backend::FabricParams& fabric,
+                            models::CollectiveParams* collective = nullptr);
 // The same from TOML text (`source` names it in messages).
 void apply_calibration_text(std::string_view toml_text, std::string_view source, models::ComputeCalibration& compute,
-                            backend::FabricParams& fabric);
+                            backend::FabricParams& fabric, models::CollectiveParams* collective = nullptr);
+
+// The [device] of a calibration file or text; nullopt when it has none. Every field is required.
+std::optional<models::GpuSpec> calibration_device(const std::string& path);
+std::optional<models::GpuSpec> calibration_device_text(std::string_view toml_text, std::string_view source);
 
 }  // namespace megasim::scenarios

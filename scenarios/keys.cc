@@ -1,5 +1,7 @@
 #include "scenarios/keys.h"
 
+#include "scenarios/device.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -47,8 +49,12 @@ void add_cluster_keys(std::vector<KeySpec>& t) {
   using topo::ClusterParams;
   constexpr auto c = &Scenario::cluster;
   t.push_back(custom(
-      "cluster", "gpu", ValueType::kString, "", "A100|H100|H200|H800 or a full name of gpus.csv", "GPU model",
-      [](Scenario& s, const Value& v) { s.gpu = models::find_gpu(text_of(v), "cluster.gpu").name; },
+      "cluster", "gpu", ValueType::kString, "", "A100|H100|H200|H800, a full name of gpus.csv, or calibrated",
+      "GPU model (calibrated: the [device] of calibration.file)",
+      [](Scenario& s, const Value& v) {
+        const std::string name = text_of(v);
+        s.gpu = name == kCalibratedGpu ? name : models::find_gpu(name, "cluster.gpu").name;
+      },
       [](const Scenario& s) -> Value { return s.gpu; }));
   t.push_back(field("cluster", "gpus", "GPUs", "total GPUs (a multiple of gpus_per_server)", c, &ClusterParams::gpus));
   t.push_back(custom(

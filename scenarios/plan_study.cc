@@ -1,5 +1,7 @@
 #include "scenarios/plan_study.h"
 
+#include "scenarios/device.h"
+
 #include <fmt/format.h>
 
 #include "models/flops.h"
@@ -17,7 +19,7 @@ constexpr double kGB = 1e9;
 
 PlanReport run_plan_study(const Scenario& s) {
   validate(s);
-  const models::GpuSpec& gpu = models::find_gpu(s.gpu, "cluster.gpu");
+  const models::GpuSpec gpu = scenario_gpu(s);
   PlanReport r;
   r.plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
   r.gpu = gpu.name;

@@ -6,7 +6,7 @@
 #include "models/compute_cost.h"
 #include "models/gpu_spec.h"
 #include "models/memory.h"
-#include "scenarios/calibration_file.h"
+#include "scenarios/device.h"
 #include "sim/rng.h"
 #include "topology/placement.h"
 #include "topology/topology.h"
@@ -16,7 +16,8 @@ namespace megasim::scenarios {
 RunResult run_iteration_study(const Scenario& s, bool record_flows) {
   const auto wall_start = std::chrono::steady_clock::now();
   validate(s);
-  const models::GpuSpec& gpu = models::find_gpu(s.gpu, "cluster.gpu");
+  const DeviceModel device = device_model(s);
+  const models::GpuSpec& gpu = device.gpu;
   const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
   const models::MemoryEstimate memory = models::estimate_memory(s.model, plan);
   models::require_fits(memory, gpu);
@@ -29,12 +30,11 @@ RunResult run_iteration_study(const Scenario& s, bool record_flows) {
   inputs.workload = &result.workload;
   inputs.topology = &topology;
   inputs.placement = plan_placement(s, topology, plan.tp, plan.dp, plan.pp);
-  inputs.fabric = s.fabric;
+  inputs.fabric = device.fabric;
   inputs.fabric.ecmp.seed = sim::RngStreams(s.seed).stream_seed("fabric.ecmp");
-  inputs.collective = s.collective;
+  inputs.collective = device.collective;
   inputs.gpu = gpu;
-  inputs.calibration = models::default_compute_calibration(gpu);
-  if (!s.calibration_file.empty()) apply_calibration_file(s.calibration_file, inputs.calibration, inputs.fabric);
+  inputs.calibration = device.compute;
   inputs.record_flows = record_flows;
   result.trace = backend::simulate_iteration(inputs, &result.stats);
 

@@ -1,6 +1,7 @@
 #include "scenarios/scenario.h"
 
 #include "models/gpu_spec.h"
+#include "scenarios/device.h"
 
 namespace megasim::scenarios {
 
@@ -24,7 +25,7 @@ Scenario::Scenario() {
 topo::ClusterParams effective_cluster(const Scenario& scenario) {
   topo::ClusterParams params = scenario.cluster;
   if (params.nvlink_gbytes_per_s == 0) {
-    params.nvlink_gbytes_per_s = models::find_gpu(scenario.gpu).nvlink_total_gbytes_per_s / 2;
+    params.nvlink_gbytes_per_s = scenario_gpu(scenario).nvlink_total_gbytes_per_s / 2;
   }
   return params;
 }
@@ -35,7 +36,7 @@ topo::Placement plan_placement(const Scenario& scenario, const topo::Topology& t
 }
 
 void validate(const Scenario& scenario) {
-  models::find_gpu(scenario.gpu, "cluster.gpu");
+  scenario_gpu(scenario);
   topo::validate(effective_cluster(scenario));
   backend::validate(scenario.fabric);
   models::validate(scenario.collective);

@@ -23,7 +23,7 @@ struct Scenario {
 
   std::string name = "default";
   std::uint64_t seed = 1;             // master seed; every random stream derives from it by name
-  std::string gpu = "A100-SXM-80GB";  // a name of models::known_gpus()
+  std::string gpu = "A100-SXM-80GB";  // a name of models::known_gpus(), or "calibrated" (device.h)
   topo::ClusterParams cluster;        // nvlink_gbytes_per_s = 0 means: from the GPU's spec
   topo::PlacementPolicy placement = topo::PlacementPolicy::kContiguous;  // rank -> GPU
   backend::FabricParams fabric;

@@ -9,8 +9,8 @@
 namespace megasim::backend::cpu {
 
 struct TimingOptions {
-  int repetitions = 5;       // timed runs; the median is reported
-  double min_run_s = 0.02;   // each timed run repeats the kernel until it lasts at least this long
+  int repetitions = 5;      // timed runs; the median is reported
+  double min_run_s = 0.02;  // each timed run repeats the kernel until it lasts at least this long
 };
 
 // Median seconds of one (batched) float32 GEMM of this shape, as CpuKernels runs it.

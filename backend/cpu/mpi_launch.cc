@@ -1,1 +1,67 @@
 #include "backend/cpu/mpi_launch.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "sim/error.h"
+
+namespace megasim::backend::cpu {
+
+namespace {
+
+// Set by Open MPI's mpirun, by PMI launchers (MPICH's Hydra), by PMIx launchers and by Slurm's srun.
+constexpr std::array<const char*, 4> kLauncherVariables = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
+                                                           "SLURM_NTASKS"};
+
+// This executable's path, so that mpirun starts the same binary whatever the working directory or
+// PATH; argv[0] when /proc is unavailable.
+std::string self_path(const char* argv0) {
+  std::array<char, 4096> self{};
+  const ssize_t length = readlink("/proc/self/exe", self.data(), self.size() - 1);
+  if (length <= 0 || static_cast<std::size_t>(length) >= self.size() - 1) return argv0;
+  return {self.data(), static_cast<std::size_t>(length)};
+}
+
+std::string mpirun_program() {
+  const char* chosen = std::getenv("MEGASIM_MPIRUN");
+  return chosen != nullptr && *chosen != '\0' ? chosen : "mpirun";
+}
+
+}  // namespace
+
+bool started_by_mpi_launcher() {
+  for (const char* variable : kLauncherVariables) {
+    if (std::getenv(variable) != nullptr) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> mpirun_command(int processes, int argc, char** argv) {
+  MEGASIM_ASSERT(processes >= 1, "an MPI job needs at least one process");
+  MEGASIM_ASSERT(argc >= 1 && argv != nullptr && argv[0] != nullptr, "argv must hold the program name");
+  std::vector<std::string> command = {mpirun_program(), "--oversubscribe"};
+  // Open MPI refuses to start as root without it; CI containers run as root.
+  if (geteuid() == 0) command.emplace_back("--allow-run-as-root");
+  command.insert(command.end(), {"--bind-to", "none", "-np", std::to_string(processes), self_path(argv[0])});
+  for (int i = 1; i < argc; ++i) command.emplace_back(argv[i]);
+  return command;
+}
+
+void exec_under_mpirun(int processes, int argc, char** argv) {
+  std::vector<std::string> command = mpirun_command(processes, argc, argv);
+  std::vector<char*> exec_argv;
+  exec_argv.reserve(command.size() + 1);
+  for (std::string& word : command) exec_argv.push_back(word.data());
+  exec_argv.push_back(nullptr);
+  // What stdio still buffers would be lost with this process image.
+  std::fflush(nullptr);
+  execvp(exec_argv[0], exec_argv.data());
+  throw sim::ConfigError("--backend", "cpu", "mpirun (Open MPI) on the PATH");
+}
+
+}  // namespace megasim::backend::cpu

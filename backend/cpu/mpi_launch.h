@@ -13,10 +13,11 @@ namespace megasim::backend::cpu {
 
 // The mpirun command line that runs `argv` (argv[0] replaced by this executable's path from
 // /proc/self/exe) as `processes` processes on this machine: --oversubscribe (more processes than
-// cores is allowed), --allow-run-as-root when running as root (CI), --bind-to none.
+// cores is allowed), --allow-run-as-root when running as root (CI), --bind-to none. The first word
+// is $MEGASIM_MPIRUN when set and not empty, else "mpirun". Preconditions: processes >= 1, argc >= 1.
 [[nodiscard]] std::vector<std::string> mpirun_command(int processes, int argc, char** argv);
 
-// Replaces this process with mpirun_command(...) (execvp; mpirun from PATH, or $MEGASIM_MPIRUN).
+// Replaces this process with mpirun_command(...) (execvp: a bare "mpirun" is looked up on the PATH).
 // Returns only on failure, throwing sim::ConfigError("--backend", "cpu", "mpirun (Open MPI) on the
 // PATH") when mpirun cannot be run.
 [[noreturn]] void exec_under_mpirun(int processes, int argc, char** argv);

@@ -13,18 +13,23 @@ struct TransferPoint {
 };
 
 struct LinkFit {
-  double latency_s = 0;          // fitted fixed cost of one message
-  double bytes_per_s = 0;        // fitted bandwidth (1 / slope)
+  double latency_s = 0;    // fitted fixed cost of one message
+  double bytes_per_s = 0;  // fitted bandwidth (1 / slope)
   std::vector<TransferPoint> points;
 };
 
-// Ping-pong between world ranks 0 and 1 over sizes from 8 B to `max_bytes` (x4 steps), median of
-// `repetitions`; least-squares fit of seconds = latency + bytes / bandwidth over the points of 64 KiB
-// and up for the bandwidth and the smallest size for the latency. Other ranks wait at a barrier.
-// Requires at least 2 processes; the same result on every rank (broadcast from rank 0).
+// Ping-pong between world ranks 0 and 1 over sizes from 8 B to `max_bytes` (x4 steps, plus
+// `max_bytes` itself when the steps miss it; sizes are whole floats), median of `repetitions`
+// samples, a sample of a small message averaging repeated round trips; least-squares fit of
+// seconds = latency + bytes / bandwidth over the points of 64 KiB and up (the two largest when
+// fewer) for the bandwidth, and the smallest size's time for the latency. Other ranks wait at a
+// barrier. Throws MpiError with fewer than 2 processes; the same result on every rank (broadcast
+// from rank 0), points in increasing size.
 LinkFit measure_point_to_point(double max_bytes = 64.0 * 1024 * 1024, int repetitions = 5);
 
-// Median seconds of MPI_Allreduce (float sum) of `bytes` over MPI_COMM_WORLD; same on every rank.
+// Median seconds of MPI_Allreduce (float sum) of `bytes` over MPI_COMM_WORLD, each sample the
+// slowest rank's time after a barrier (the collective ends when its last rank does); the same on
+// every rank.
 double measure_allreduce_s(double bytes, int repetitions = 5);
 
 }  // namespace megasim::backend::cpu

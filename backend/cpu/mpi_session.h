@@ -19,7 +19,8 @@ class MpiError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Throws MpiError("rank R: <call> failed: <MPI error string>") unless rc == MPI_SUCCESS.
+// Throws MpiError("rank R: <call> failed: <MPI error string>") unless rc == MPI_SUCCESS; R is the
+// MPI_COMM_WORLD rank, -1 while MPI is not initialised (or already finalised).
 void check_mpi(int rc, std::string_view call);
 
 // MPI_Init_thread(MPI_THREAD_FUNNELED) on construction (unless MPI is already initialised), sets
@@ -42,7 +43,10 @@ class MpiSession {
 };
 
 // The communicators of one rank's groups, split from MPI_COMM_WORLD (world rank = Megatron rank).
-// Freed on destruction. Throws MpiError when the world size is not layout.world_size().
+// Freed on destruction. Throws MpiError when the world size is not layout.world_size(). Collective:
+// every rank of MPI_COMM_WORLD constructs one with the same layout; world_rank must be this
+// process's MPI_COMM_WORLD rank (asserted). Each communicator's rank is the rank's position in the
+// group: tp_rank in tensor(), pp_rank in pipeline(), dp_rank in data().
 class RankGroups {
  public:
   RankGroups(const models::ParallelLayout& layout, int world_rank);

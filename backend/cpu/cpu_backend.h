@@ -1,0 +1,24 @@
+// The cpu backend's entry point: plays a workload on the processes of this MPI job (one per rank of
+// the plan) and returns the measured iterations as backend::Trace, the type the simulator fills
+// (DESIGN.md "One data flow"). Requires an MpiSession in this process.
+#pragma once
+
+#include <vector>
+
+#include "backend/trace.h"
+#include "models/workload.h"
+
+namespace megasim::backend::cpu {
+
+struct CpuRunOptions {
+  int warmup_iterations = 1;  // run first and discarded (first touches, caches, MPI connections)
+  int iterations = 3;         // measured
+};
+
+// Every process of the job calls it together. On world rank 0: one Trace per measured iteration,
+// backend "cpu", one TraceUnit per rank (ranks = {rank}, its stage and replica), iteration_time =
+// the last end over all ranks; elsewhere an empty vector. Throws sim::ConfigError("cluster.gpus")
+// when the job's process count is not the plan's world size, and MpiError for MPI failures.
+std::vector<Trace> run_cpu_iterations(const models::Workload& workload, const CpuRunOptions& options);
+
+}  // namespace megasim::backend::cpu

@@ -1,0 +1,53 @@
+#include "scenarios/device.h"
+
+#include <optional>
+#include <string>
+
+#include "scenarios/calibration_file.h"
+#include "sim/error.h"
+
+namespace megasim::scenarios {
+namespace {
+
+models::ComputeCalibration neutral_calibration() {
+  models::ComputeCalibration c;
+  c.best_gemm_efficiency = 1.0;
+  c.sm_count = 1;
+  c.gemm_tiles = {{1, 1, 1.0}};
+  c.gemm_k_overhead = 0;
+  c.memory_efficiency = 1.0;
+  c.flash_attention_forward_efficiency = 1.0;
+  c.flash_attention_backward_efficiency = 1.0;
+  c.launch_overhead_ns = 0;
+  c.comm_sm_fraction = 0;
+  return c;
+}
+
+}  // namespace
+
+models::GpuSpec scenario_gpu(const Scenario& scenario) {
+  if (scenario.gpu != kCalibratedGpu) return models::find_gpu(scenario.gpu, "cluster.gpu");
+  const std::string valid =
+      "a GPU of gpus.csv, or \"calibrated\" with a calibration.file that has a [device] section "
+      "(megasim calibrate --backend cpu writes one)";
+  if (scenario.calibration_file.empty()) throw sim::ConfigError("cluster.gpu", std::string(kCalibratedGpu), valid);
+  std::optional<models::GpuSpec> device = calibration_device(scenario.calibration_file);
+  if (!device) {
+    throw sim::ConfigError("cluster.gpu", std::string(kCalibratedGpu) + " (" + scenario.calibration_file + ")", valid);
+  }
+  return *device;
+}
+
+DeviceModel device_model(const Scenario& scenario) {
+  DeviceModel d;
+  d.gpu = scenario_gpu(scenario);
+  d.compute = scenario.gpu == kCalibratedGpu ? neutral_calibration() : models::default_compute_calibration(d.gpu);
+  d.fabric = scenario.fabric;
+  d.collective = scenario.collective;
+  if (!scenario.calibration_file.empty()) {
+    apply_calibration_file(scenario.calibration_file, d.compute, d.fabric, &d.collective);
+  }
+  return d;
+}
+
+}  // namespace megasim::scenarios
