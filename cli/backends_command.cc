@@ -1,9 +1,12 @@
 // `megasim backends [--json]`: the backends built into this megasim and what each can see of the
-// machine (issue: real execution backends). The simulator is always built; the CUDA backend when
-// CUDA and NCCL were found at configure time.
+// machine (issue: real execution backends). The simulator and the cpu backend (Eigen + MPI) are always
+// built; the CUDA backend when CUDA and NCCL were found at configure time.
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
+
+#include <mpi.h>
 
 #include "cli/commands.h"
 #include "scenarios/json_writer.h"
@@ -55,8 +58,19 @@ void run_backends(const BackendsOptions& o) {
   text += "  cuda   not built (configured with MEGASIM_WITH_CUDA=OFF, or CUDA and NCCL were not found)\n";
   j.begin_object().field("name", "cuda").field("built", false).end_object();
 #endif
-  text += "  cpu    not built yet (Eigen + MPI execution)\n";
-  j.begin_object().field("name", "cpu").field("built", false).end_object();
+  int mpi_major = 0;
+  int mpi_minor = 0;
+  MPI_Get_version(&mpi_major, &mpi_minor);  // callable before MPI_Init
+  const std::string mpi = "MPI " + std::to_string(mpi_major) + "." + std::to_string(mpi_minor);
+  text += "  cpu    Eigen float32 kernels + " + mpi + " between processes (calibrate, validate); " +
+          std::to_string(std::thread::hardware_concurrency()) + " hardware threads\n";
+  j.begin_object()
+      .field("name", "cpu")
+      .field("built", true)
+      .field("commands", "calibrate, validate")
+      .field("mpi", mpi)
+      .field("hardware_threads", static_cast<std::int64_t>(std::thread::hardware_concurrency()))
+      .end_object();
   j.end_array().end_object();
   std::cout << (o.json ? j.str() + "\n" : text);
 }

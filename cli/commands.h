@@ -16,5 +16,6 @@ Action register_plan(CLI::App& app);
 Action register_run(CLI::App& app);
 Action register_calibrate(CLI::App& app);
 Action register_backends(CLI::App& app);
+Action register_validate(CLI::App& app);
 
 }  // namespace megasim::cli

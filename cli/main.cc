@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/cpu_runs.h"
 #include "sim/error.h"
 #include "sim/huge_page_heap.h"
 
@@ -16,6 +17,7 @@ constexpr int kExitInternalError = 1;
 
 int main(int argc, char** argv) {
   megasim::sim::reexec_with_huge_page_heap(argv);
+  megasim::cli::process_args() = {argc, argv};
   CLI::App app{"megasim: simulate large-scale LLM training clusters"};
   app.set_version_flag("--version", "megasim 0.1.0");
   app.require_subcommand(1);
@@ -23,7 +25,7 @@ int main(int argc, char** argv) {
       megasim::cli::register_topo(app),     megasim::cli::register_collective(app),
       megasim::cli::register_run(app),      megasim::cli::register_plan(app),
       megasim::cli::register_keys(app),     megasim::cli::register_calibrate(app),
-      megasim::cli::register_backends(app),
+      megasim::cli::register_backends(app), megasim::cli::register_validate(app),
   };
   try {
     app.parse(argc, argv);

@@ -43,7 +43,7 @@ double launch_s(const ComputeCalibration& calib) {
 
 double roofline_s(double flops, double efficiency, double bytes, const GpuSpec& gpu, const ComputeCalibration& calib) {
   return std::max(flops / (gpu.peak_bf16_dense_tflops * 1e12 * efficiency),
-                  bytes / (gpu.hbm_tbytes_per_s * 1e12 * calib.memory_efficiency));
+                  bytes / (gpu.hbm_tbytes_per_s * 1e12 * memory_efficiency_at(bytes, calib)));
 }
 
 double unfused_forward_s(const AttentionShape& s, const GpuSpec& gpu, const ComputeCalibration& calib) {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "models/compute_cost.h"
+
+#include <cmath>
 #include "sim/error.h"
 
 namespace megasim::models {
@@ -117,6 +119,10 @@ void validate(const ComputeCalibration& calib) {
   }
   require(calib.memory_efficiency > 0 && calib.memory_efficiency <= 1, "memory_efficiency", calib.memory_efficiency,
           "in (0, 1]");
+  for (const MemoryPoint& p : calib.memory_points) {
+    require(p.bytes > 0 && std::isfinite(p.bytes), "memory_points", p.bytes, "points with bytes > 0");
+    require(p.efficiency > 0 && p.efficiency <= 1, "memory_points", p.efficiency, "efficiency in (0, 1]");
+  }
   require(calib.flash_attention_forward_efficiency > 0 && calib.flash_attention_forward_efficiency <= 1,
           "flash_attention_forward_efficiency", calib.flash_attention_forward_efficiency, "in (0, 1]");
   require(calib.flash_attention_backward_efficiency > 0 && calib.flash_attention_backward_efficiency <= 1,

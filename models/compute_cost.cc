@@ -81,14 +81,29 @@ double gemm_bytes(const GemmShape& shape) {
 
 double gemm_time_s(const GemmShape& shape, const GpuSpec& gpu, const ComputeCalibration& calib) {
   const double compute_s = gemm_flops(shape) / (gpu.peak_bf16_dense_tflops * 1e12 * gemm_efficiency(shape, calib));
-  const double memory_s = gemm_bytes(shape) / (gpu.hbm_tbytes_per_s * 1e12 * calib.memory_efficiency);
+  const double bytes = gemm_bytes(shape);
+  const double memory_s = bytes / (gpu.hbm_tbytes_per_s * 1e12 * memory_efficiency_at(bytes, calib));
   return std::max(compute_s, memory_s) + static_cast<double>(calib.launch_overhead_ns) * 1e-9;
 }
 
 double memory_bound_time_s(double bytes, const GpuSpec& gpu, const ComputeCalibration& calib) {
   MEGASIM_ASSERT(bytes >= 0, "a kernel cannot move a negative number of bytes");
-  return bytes / (gpu.hbm_tbytes_per_s * 1e12 * calib.memory_efficiency) +
+  return bytes / (gpu.hbm_tbytes_per_s * 1e12 * memory_efficiency_at(bytes, calib)) +
          static_cast<double>(calib.launch_overhead_ns) * 1e-9;
+}
+
+double memory_efficiency_at(double bytes, const ComputeCalibration& calib) {
+  if (calib.memory_points.empty()) return calib.memory_efficiency;
+  const MemoryPoint* below = nullptr;  // the largest point at or under `bytes`
+  const MemoryPoint* above = nullptr;  // the smallest point at or over it
+  for (const MemoryPoint& p : calib.memory_points) {
+    if (p.bytes <= bytes && (below == nullptr || p.bytes > below->bytes)) below = &p;
+    if (p.bytes >= bytes && (above == nullptr || p.bytes < above->bytes)) above = &p;
+  }
+  if (below == nullptr) return above->efficiency;
+  if (above == nullptr || above->bytes == below->bytes) return below->efficiency;
+  const double t = std::log(bytes / below->bytes) / std::log(above->bytes / below->bytes);
+  return below->efficiency + t * (above->efficiency - below->efficiency);
 }
 
 }  // namespace megasim::models

@@ -29,6 +29,13 @@ struct GemmPoint {
   double efficiency = 0;
 };
 
+// A measured memory-bound kernel: achieved bandwidth over the memory bandwidth for a kernel that
+// moves `bytes` (read + written). Small kernels that stay in cache can beat large streaming ones.
+struct MemoryPoint {
+  double bytes = 0;
+  double efficiency = 0;
+};
+
 struct ComputeCalibration {
   // GEMM efficiency curve: best_gemm_efficiency × max over tiles of (tile efficiency × wave
   // quantization over sm_count SMs × tile padding) × k / (k + gemm_k_overhead).
@@ -42,6 +49,10 @@ struct ComputeCalibration {
 
   // Achievable fraction of HBM bandwidth for streaming elementwise and reduction kernels.
   double memory_efficiency = 0;
+  // Measured points replace memory_efficiency: the efficiency of a kernel moving `bytes` is
+  // interpolated linearly in log(bytes) between the two nearest points, and is the nearest point's
+  // beyond the first or last. Empty: memory_efficiency at every size.
+  std::vector<MemoryPoint> memory_points;
 
   // FlashAttention-2 FLOP/s over peak, head dimension 128 (FLOPs counted as the FA2 benchmark does:
   // forward 4·b·a·s_q·s_kv·d over the computed (q, k) pairs, backward 2.5 × forward).
@@ -79,6 +90,9 @@ double gemm_flops(const GemmShape& shape);
 double gemm_bytes(const GemmShape& shape);
 // Seconds for one (batched) GEMM kernel.
 double gemm_time_s(const GemmShape& shape, const GpuSpec& gpu, const ComputeCalibration& calib);
+
+// The fraction of HBM bandwidth a kernel moving `bytes` achieves (memory_points, else memory_efficiency).
+double memory_efficiency_at(double bytes, const ComputeCalibration& calib);
 
 // Seconds for one memory-bound kernel that moves `bytes` to and from HBM.
 double memory_bound_time_s(double bytes, const GpuSpec& gpu, const ComputeCalibration& calib);

@@ -46,6 +46,29 @@ models::GemmPoint gemm_point(const toml::node& node, const std::string& key) {
   return p;
 }
 
+models::MemoryPoint memory_point(const toml::node& node, const std::string& key) {
+  const toml::table* t = node.as_table();
+  if (t == nullptr) throw sim::ConfigError(key, "(not a table)", "{ bytes = B, efficiency = E }");
+  models::MemoryPoint p;
+  for (const auto& [name, value] : *t) {
+    const std::string field = key + "." + std::string(name.str());
+    if (name == "bytes")
+      p.bytes = number(value, field);
+    else if (name == "efficiency")
+      p.efficiency = number(value, field);
+    else
+      throw sim::ConfigError(field, "(unknown key)", "one of bytes, efficiency");
+  }
+  return p;
+}
+
+// Microseconds as whole nanoseconds; a finite value >= 0 (checked before the conversion).
+sim::SimTime microseconds(const toml::node& node, const std::string& key) {
+  const double us = number(node, key);
+  if (!std::isfinite(us) || us < 0 || us > 1e12) throw sim::ConfigError(key, std::to_string(us), "microseconds >= 0");
+  return static_cast<sim::SimTime>(std::llround(us * 1e3));
+}
+
 void apply_compute(const toml::table& t, models::ComputeCalibration& c) {
   for (const auto& [name_key, node] : t) {
     const std::string_view name = name_key.str();
@@ -63,17 +86,22 @@ void apply_compute(const toml::table& t, models::ComputeCalibration& c) {
     else if (name == "comm_sm_fraction")
       c.comm_sm_fraction = number(node, key);
     else if (name == "launch_overhead_us")
-      c.launch_overhead_ns = static_cast<std::int64_t>(number(node, key) * 1e3 + 0.5);
+      c.launch_overhead_ns = microseconds(node, key);
     else if (name == "gemm_points") {
       const toml::array* points = node.as_array();
       if (points == nullptr) throw sim::ConfigError(key, "(not an array)", "an array of { m, n, k, efficiency }");
       c.gemm_points.clear();
       for (const toml::node& p : *points) c.gemm_points.push_back(gemm_point(p, key));
+    } else if (name == "memory_points") {
+      const toml::array* points = node.as_array();
+      if (points == nullptr) throw sim::ConfigError(key, "(not an array)", "an array of { bytes, efficiency }");
+      c.memory_points.clear();
+      for (const toml::node& p : *points) c.memory_points.push_back(memory_point(p, key));
     } else {
       throw sim::ConfigError(key, "(unknown key)",
                              "one of best_gemm_efficiency, gemm_k_overhead, memory_efficiency, "
                              "flash_attention_forward_efficiency, flash_attention_backward_efficiency, "
-                             "launch_overhead_us, comm_sm_fraction, gemm_points");
+                             "launch_overhead_us, comm_sm_fraction, gemm_points, memory_points");
     }
   }
 }
@@ -92,16 +120,15 @@ void apply_network(const toml::table& t, backend::FabricParams& f) {
 }
 
 void apply_collective(const toml::table& t, models::CollectiveParams& c) {
-  auto micros = [](double us) { return static_cast<sim::SimTime>(us * 1e3 + 0.5); };
   for (const auto& [name_key, node] : t) {
     const std::string_view name = name_key.str();
     const std::string key = key_of("collective", name);
     if (name == "base_latency_us")
-      c.base_latency_ns = micros(number(node, key));
+      c.base_latency_ns = microseconds(node, key);
     else if (name == "nvlink_step_latency_us")
-      c.nvlink_step_latency_ns = micros(number(node, key));
+      c.nvlink_step_latency_ns = microseconds(node, key);
     else if (name == "net_step_latency_us")
-      c.net_step_latency_ns = micros(number(node, key));
+      c.net_step_latency_ns = microseconds(node, key);
     else
       throw sim::ConfigError(key, "(unknown key)",
                              "one of base_latency_us, nvlink_step_latency_us, net_step_latency_us");

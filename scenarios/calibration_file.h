@@ -10,6 +10,7 @@
 //   flash_attention_backward_efficiency = 0.55
 //   launch_overhead_us = 4.0
 //   gemm_points = [ { m = 8192, n = 2304, k = 6144, efficiency = 0.71 } ]   # measured GEMMs
+//   memory_points = [ { bytes = 1048576, efficiency = 0.9 } ]                # measured memory-bound ops
 //
 //   [network]
 //   nvlink_efficiency = 0.77               # achieved fraction of NVLink bandwidth (busbw / line rate)

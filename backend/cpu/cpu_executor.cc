@@ -1,5 +1,7 @@
 #include "backend/cpu/cpu_executor.h"
 
+#include "backend/cpu/mpi_collectives.h"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -17,11 +19,6 @@ constexpr std::size_t kStreams = 4;
 
 int to_int(std::size_t v) {
   return static_cast<int>(v);
-}
-
-// float32 elements of a buffer of `bytes` (at least one, so that every call moves something).
-std::size_t floats_of(double bytes) {
-  return std::max<std::size_t>(1, static_cast<std::size_t>(bytes / 4.0));
 }
 
 // The tags of the workload's pipeline transfers, numbered densely in increasing order: the same
@@ -92,9 +89,9 @@ struct CpuRankExecutor::Impl {
   bool dp_busy = false;
   std::vector<MPI_Request> requests;  // outstanding, parallel to request_task
   std::vector<std::size_t> request_task;
-  std::vector<std::vector<float>> buffers;         // per task: its communication buffer, kept across iterations
-  std::vector<std::vector<float>> second_buffers;  // per task: the output of a reduce-scatter or all-gather
-  std::vector<float> tp_buffer;
+  std::vector<std::vector<float>> buffers;    // per pipeline task: its message, kept across iterations
+  std::vector<CollectiveBuffers> dp_buffers;  // per DP task, kept across iterations
+  CollectiveBuffers tp_buffers;
   std::vector<int> completed_indices;
 };
 
@@ -118,7 +115,7 @@ CpuRankExecutor::Impl::Impl(const models::Workload& w, int world_rank)
     stream_tasks[static_cast<std::size_t>(task.stream)].push_back(static_cast<std::int32_t>(i));
   }
   buffers.resize(n);
-  second_buffers.resize(n);
+  dp_buffers.resize(n);
 }
 
 std::vector<float>& CpuRankExecutor::Impl::buffer(std::size_t task, std::size_t floats) {
@@ -176,35 +173,8 @@ void CpuRankExecutor::Impl::wait_for_one() {
 }
 
 void CpuRankExecutor::Impl::run_tp_collective(const models::TpCollective& call) {
-  const MPI_Comm comm = groups.tensor();
-  const std::size_t n = floats_of(call.bytes);
-  const auto members = static_cast<std::size_t>(layout.tensor);
-  if (tp_buffer.size() < 2 * n) tp_buffer.assign(2 * n, 1.0f);
-  float* in = tp_buffer.data();
-  float* out = tp_buffer.data() + n;
-  const int per_member = to_int(std::max<std::size_t>(1, n / members));
-  switch (call.op) {
-    case models::CollectiveOp::kAllReduce:
-      check_mpi(MPI_Allreduce(MPI_IN_PLACE, in, to_int(n), MPI_FLOAT, MPI_SUM, comm), "MPI_Allreduce (tensor group)");
-      break;
-    case models::CollectiveOp::kReduceScatter:
-      check_mpi(MPI_Reduce_scatter_block(in, out, per_member, MPI_FLOAT, MPI_SUM, comm),
-                "MPI_Reduce_scatter_block (tensor group)");
-      break;
-    case models::CollectiveOp::kAllGather:
-      check_mpi(MPI_Allgather(in, per_member, MPI_FLOAT, out, per_member, MPI_FLOAT, comm),
-                "MPI_Allgather (tensor group)");
-      break;
-    case models::CollectiveOp::kBroadcast:
-      check_mpi(MPI_Bcast(in, to_int(n), MPI_FLOAT, 0, comm), "MPI_Bcast (tensor group)");
-      break;
-    case models::CollectiveOp::kAllToAll:
-      check_mpi(MPI_Alltoall(in, per_member, MPI_FLOAT, out, per_member, MPI_FLOAT, comm),
-                "MPI_Alltoall (tensor group)");
-      break;
-    case models::CollectiveOp::kSendRecv:
-      MEGASIM_ASSERT(false, "a tensor-parallel send/recv");
-  }
+  MEGASIM_ASSERT(call.op != models::CollectiveOp::kSendRecv, "a tensor-parallel send/recv");
+  run_collective(call.op, call.bytes, groups.tensor(), tp_buffers, "tensor group");
 }
 
 void CpuRankExecutor::Impl::run_compute(std::size_t task) {
@@ -251,40 +221,10 @@ void CpuRankExecutor::Impl::post_p2p(std::size_t task) {
 
 void CpuRankExecutor::Impl::issue_dp(std::size_t task) {
   const models::Task& t = program.tasks[task];
-  const MPI_Comm comm = groups.data();
-  const auto members = static_cast<std::size_t>(layout.data);
-  const std::size_t n = floats_of(t.bytes);
-  const int per_member = to_int(std::max<std::size_t>(1, n / members));
-  std::vector<float>& in = buffer(task, n);
-  std::vector<float>& out = second_buffers[task];
-  if (out.size() < n) out.assign(n, 1.0f);
+  MEGASIM_ASSERT(t.op != models::CollectiveOp::kSendRecv, "a data-parallel send/recv");
   records[task].start = records[task].transfer_start = now();
-  MPI_Request request = MPI_REQUEST_NULL;
-  switch (t.op) {
-    case models::CollectiveOp::kAllReduce:
-      check_mpi(MPI_Iallreduce(in.data(), out.data(), to_int(n), MPI_FLOAT, MPI_SUM, comm, &request),
-                "MPI_Iallreduce (data group)");
-      break;
-    case models::CollectiveOp::kReduceScatter:
-      check_mpi(MPI_Ireduce_scatter_block(in.data(), out.data(), per_member, MPI_FLOAT, MPI_SUM, comm, &request),
-                "MPI_Ireduce_scatter_block (data group)");
-      break;
-    case models::CollectiveOp::kAllGather:
-      check_mpi(MPI_Iallgather(in.data(), per_member, MPI_FLOAT, out.data(), per_member, MPI_FLOAT, comm, &request),
-                "MPI_Iallgather (data group)");
-      break;
-    case models::CollectiveOp::kBroadcast:
-      check_mpi(MPI_Ibcast(in.data(), to_int(n), MPI_FLOAT, 0, comm, &request), "MPI_Ibcast (data group)");
-      break;
-    case models::CollectiveOp::kAllToAll:
-      check_mpi(MPI_Ialltoall(in.data(), per_member, MPI_FLOAT, out.data(), per_member, MPI_FLOAT, comm, &request),
-                "MPI_Ialltoall (data group)");
-      break;
-    case models::CollectiveOp::kSendRecv:
-      MEGASIM_ASSERT(false, "a data-parallel send/recv");
-  }
+  track(start_collective(t.op, t.bytes, groups.data(), dp_buffers[task], "data group"), task);
   dp_busy = true;
-  track(request, task);
 }
 
 std::vector<TaskRecord> CpuRankExecutor::Impl::run_iteration() {

@@ -1,5 +1,7 @@
 #include "backend/cpu/mpi_probe.h"
 
+#include "backend/cpu/mpi_collectives.h"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -169,26 +171,21 @@ LinkFit measure_point_to_point(double max_bytes, int repetitions) {
   return fit;
 }
 
-double measure_allreduce_s(double bytes, int repetitions) {
+double measure_collective_s(MPI_Comm comm, models::CollectiveOp op, double bytes, int repetitions) {
   MEGASIM_ASSERT(repetitions >= 1, "at least one repetition");
-  const int count = float_count(bytes);
-  const int iterations = iterations_for(bytes_of(count));
-  std::vector<float> send(static_cast<std::size_t>(count), 1.0F);
-  std::vector<float> receive(static_cast<std::size_t>(count), 0.0F);
-  auto all_reduce = [&] {
-    check_mpi(MPI_Allreduce(send.data(), receive.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
-  };
-  all_reduce();
+  const int iterations = iterations_for(bytes_of(float_count(bytes)));
+  CollectiveBuffers buffers;
+  run_collective(op, bytes, comm, buffers, "probe");
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(repetitions));
   for (int r = 0; r < repetitions; ++r) {
-    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    check_mpi(MPI_Barrier(comm), "MPI_Barrier");
     const double start = MPI_Wtime();
-    for (int i = 0; i < iterations; ++i) all_reduce();
+    for (int i = 0; i < iterations; ++i) run_collective(op, bytes, comm, buffers, "probe");
     const double mine = (MPI_Wtime() - start) / iterations;
-    // A collective has finished when its slowest rank has; every rank then holds the same samples.
+    // A collective has finished when its slowest member has; every member then holds the same samples.
     double slowest = 0;
-    check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
     samples.push_back(slowest);
   }
   return median(samples);

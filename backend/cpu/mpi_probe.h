@@ -3,7 +3,11 @@
 // Collective calls: every rank of MPI_COMM_WORLD must call them together.
 #pragma once
 
+#include <mpi.h>
+
 #include <vector>
+
+#include "models/collective.h"
 
 namespace megasim::backend::cpu {
 
@@ -27,9 +31,9 @@ struct LinkFit {
 // from rank 0), points in increasing size.
 LinkFit measure_point_to_point(double max_bytes = 64.0 * 1024 * 1024, int repetitions = 5);
 
-// Median seconds of MPI_Allreduce (float sum) of `bytes` over MPI_COMM_WORLD, each sample the
-// slowest rank's time after a barrier (the collective ends when its last rank does); the same on
-// every rank.
-double measure_allreduce_s(double bytes, int repetitions = 5);
+// Median seconds of one collective call of `bytes` over `comm`, made as the cpu backend makes it
+// (mpi_collectives.h: non-blocking start, then wait), each sample the slowest member's time after a
+// barrier (the collective ends when its last member does); the same on every member of `comm`.
+double measure_collective_s(MPI_Comm comm, models::CollectiveOp op, double bytes, int repetitions = 5);
 
 }  // namespace megasim::backend::cpu

@@ -7,13 +7,18 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/mpi_probe.h"
 #include "backend/cpu/mpi_session.h"
 #include "models/parallel_groups.h"
+#include "models/plan.h"
+#include "models/workload.h"
+#include "sim/error.h"
 
 namespace megasim::backend::cpu {
 namespace {
@@ -116,11 +121,116 @@ TEST(MpiJobTest, PointToPointIsMeasuredAndTheSameOnEveryRank) {
 }
 
 TEST(MpiJobTest, AllReduceOfMoreBytesTakesLonger) {
-  const double small_s = measure_allreduce_s(8.0 * 1024);
-  const double large_s = measure_allreduce_s(8.0 * 1024 * 1024);
+  const double small_s = measure_collective_s(MPI_COMM_WORLD, models::CollectiveOp::kAllReduce, 8.0 * 1024);
+  const double large_s = measure_collective_s(MPI_COMM_WORLD, models::CollectiveOp::kAllReduce, 8.0 * 1024 * 1024);
   EXPECT_GT(large_s, small_s);
   EXPECT_EQ(world_min(large_s), world_max(large_s));
   if (world_rank() == 0) std::printf("all-reduce: 8 KiB %.2f us, 8 MiB %.3f ms\n", small_s * 1e6, large_s * 1e3);
+}
+
+// A small GPT of models::build_workload, split over this job's 2 ranks as `tp` x `pp` x (2 / tp / pp).
+models::Workload tiny_workload(std::int64_t tp, std::int64_t pp, bool overlap) {
+  models::ModelSpec model;
+  model.num_layers = 2;
+  model.hidden_size = 128;
+  model.num_attention_heads = 4;
+  model.seq_length = 64;
+  model.vocab_size = 1024;
+  models::ParallelPlan plan;
+  plan.tensor_model_parallel_size = tp;
+  plan.pipeline_model_parallel_size = pp;
+  plan.micro_batch_size = 1;
+  plan.global_batch_size = 4;
+  plan.use_distributed_optimizer = true;
+  plan.overlap_grad_reduce = overlap;
+  plan.overlap_param_gather = overlap;
+  return models::build_workload(model, models::resolve_plan(model, plan, kJobSize, kJobSize));
+}
+
+// The invariants of models/workload.h's semantics on every rank's records: times inside the
+// iteration, every task after its dependencies, one task at a time on the compute and dp streams in
+// program order, and the iteration time the last end.
+void expect_schedule_semantics(const models::Workload& workload, const Trace& trace) {
+  EXPECT_EQ(trace.backend, "cpu");
+  ASSERT_EQ(trace.units.size(), static_cast<std::size_t>(kJobSize));
+  sim::SimTime last_end = 0;
+  for (std::size_t u = 0; u < trace.units.size(); ++u) {
+    const TraceUnit& unit = trace.units[u];
+    SCOPED_TRACE("rank " + std::to_string(u));
+    EXPECT_EQ(unit.ranks, std::vector<std::int64_t>{static_cast<std::int64_t>(u)});
+    const auto& tasks = workload.stages.at(static_cast<std::size_t>(unit.stage)).tasks;
+    ASSERT_EQ(unit.records.size(), tasks.size());
+    std::map<models::StreamKind, sim::SimTime> stream_free;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      const TaskRecord& r = unit.records[i];
+      EXPECT_LE(0, r.start);
+      EXPECT_LE(r.start, r.end);
+      for (const std::int32_t d : tasks[i].deps) {
+        EXPECT_LE(unit.records[static_cast<std::size_t>(d)].end, r.start);
+      }
+      const models::StreamKind stream = tasks[i].stream;
+      if (stream == models::StreamKind::kCompute || stream == models::StreamKind::kDp) {
+        EXPECT_LE(stream_free[stream], r.start) << "task " << i << " overlaps its stream's previous task";
+        stream_free[stream] = r.end;
+      }
+      if (tasks[i].kind == models::TaskKind::kCompute) {
+        EXPECT_GT(r.end, r.start) << "compute task " << i;
+      }
+      last_end = std::max(last_end, r.end);
+    }
+  }
+  EXPECT_EQ(trace.iteration_time, last_end);
+}
+
+TEST(CpuBackendJob, PipelineIterationsFollowTheSchedule) {
+  const models::Workload workload = tiny_workload(1, 2, false);
+  const std::vector<Trace> traces = run_cpu_iterations(workload, {.warmup_iterations = 0, .iterations = 2});
+  if (world_rank() != 0) {
+    EXPECT_TRUE(traces.empty());
+    return;
+  }
+  ASSERT_EQ(traces.size(), 2u);
+  for (const Trace& trace : traces) expect_schedule_semantics(workload, trace);
+  EXPECT_EQ(traces[0].units[1].stage, 1);
+}
+
+TEST(CpuBackendJob, DataParallelIterationsFollowTheSchedule) {
+  for (const bool overlap : {false, true}) {
+    const models::Workload workload = tiny_workload(1, 1, overlap);
+    const std::vector<Trace> traces = run_cpu_iterations(workload, {.warmup_iterations = 1, .iterations = 1});
+    if (world_rank() != 0) continue;
+    ASSERT_EQ(traces.size(), 1u);
+    expect_schedule_semantics(workload, traces[0]);
+    EXPECT_EQ(traces[0].units[1].replica, 1);
+  }
+}
+
+TEST(CpuBackendJob, TensorParallelIterationsFollowTheSchedule) {
+  const models::Workload workload = tiny_workload(2, 1, false);
+  const std::vector<Trace> traces = run_cpu_iterations(workload, {.warmup_iterations = 0, .iterations = 1});
+  if (world_rank() != 0) return;
+  ASSERT_EQ(traces.size(), 1u);
+  expect_schedule_semantics(workload, traces[0]);
+  // Both ranks of the tensor group spend time in its collectives.
+  for (const TraceUnit& unit : traces[0].units) {
+    sim::SimTime tp = 0;
+    for (const TaskRecord& r : unit.records) tp += r.tp_exposed;
+    EXPECT_GT(tp, 0);
+  }
+}
+
+TEST(CpuBackendJob, APlanForAnotherWorldSizeIsRefusedOnEveryRank) {
+  models::ModelSpec model;
+  model.num_layers = 2;
+  model.hidden_size = 128;
+  model.num_attention_heads = 4;
+  model.seq_length = 64;
+  model.vocab_size = 1024;
+  models::ParallelPlan plan;
+  plan.pipeline_model_parallel_size = 2;
+  plan.global_batch_size = 4;
+  const models::Workload four = models::build_workload(model, models::resolve_plan(model, plan, 4, 4));
+  EXPECT_THROW(run_cpu_iterations(four, {}), sim::ConfigError);
 }
 
 }  // namespace

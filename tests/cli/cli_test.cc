@@ -126,8 +126,14 @@ TEST(Cli, CollectiveBadInputs) {
 // Whether or not the CUDA backend is built and a GPU is present, these are refused before anything
 // is measured.
 TEST(Cli, CalibrateBadInputs) {
+  const std::string tiny_on_1024 = "calibrate --backend cpu " + scenario("validate/tiny_gpt_dp2.toml") +
+                                   " --set cluster.gpus=1024 --set plan.global_batch_size=1024";
+  const std::string too_big = "calibrate --backend cpu " + scenario("validate/tiny_gpt_dp2.toml") +
+                              " --set model.hidden_size=16384 --set model.num_attention_heads=128";
   const BadInput cases[] = {
-      {"calibrate --backend cpu", "--backend"},
+      {"calibrate --backend cpu", "cluster.gpus"},  // the default plan's 1,024 ranks on one machine
+      {too_big.c_str(), "this machine's memory"},
+      {tiny_on_1024.c_str(), "cluster.gpus"},  // a small model, but 1,024 ranks on one machine
       {"calibrate --backend sim", "--backend"},
       {"calibrate --repetitions 0", "--repetitions"},
       {"calibrate --out /nonexistent-folder/h200.toml", "--out"},
@@ -135,15 +141,34 @@ TEST(Cli, CalibrateBadInputs) {
   expect_refused(cases);
 }
 
-TEST(Cli, BackendsListsTheSimulatorAndWhatIsNotBuilt) {
+// Refused before any process is started or anything measured.
+TEST(Cli, ValidateBadInputs) {
+  const std::string tiny = scenario("validate/tiny_gpt_pp2.toml");
+  const std::string args[] = {
+      "validate " + tiny + " --backend cuda",
+      "validate " + tiny + " --backend sim",
+      "validate " + tiny,  // "calibrated" without a calibration file
+      "validate " + tiny + " --iterations 0",
+      "validate " + tiny + " --warmup -1",
+      "validate --set cluster.gpus=1024",  // 1,024 ranks on one machine
+  };
+  const BadInput cases[] = {
+      {args[0].c_str(), "--backend"},    {args[1].c_str(), "--backend"}, {args[2].c_str(), "cluster.gpu"},
+      {args[3].c_str(), "--iterations"}, {args[4].c_str(), "--warmup"},  {args[5].c_str(), "cluster.gpus"},
+  };
+  expect_refused(cases);
+}
+
+TEST(Cli, BackendsListsTheSimulatorTheCpuBackendAndWhatIsNotBuilt) {
   const Result text = run("backends");
   EXPECT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("sim "), std::string::npos) << text.output;
-  EXPECT_NE(text.output.find("cpu    not built"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("cpu    Eigen float32 kernels + MPI"), std::string::npos) << text.output;
   const Result json = run("backends --json");
   EXPECT_EQ(json.exit_code, 0) << json.output;
   EXPECT_NE(json.output.find(R"("name": "sim",)"), std::string::npos) << json.output;
   EXPECT_NE(json.output.find(R"("name": "cuda",)"), std::string::npos) << json.output;
+  EXPECT_NE(json.output.find(R"("name": "cpu",)"), std::string::npos) << json.output;
 }
 
 TEST(Cli, DefaultScenarioFileLoads) {

@@ -4,6 +4,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "models/gpu_spec.h"
 #include "scenarios/run_study.h"
@@ -100,6 +104,191 @@ TEST(CalibrationFile, ScenarioKeyAppliesTheFileToRun) {
   s.calibration_file = "/nonexistent.toml";
   EXPECT_THROW(run_iteration_study(s), sim::ConfigError);
   std::remove(path.c_str());
+}
+
+// [collective]: microseconds in the file, nanoseconds in models::CollectiveParams (rounded to the
+// nearest nanosecond); keys the file leaves out keep the caller's values.
+models::CollectiveParams apply_collective(const std::string& text, const models::CollectiveParams& start = {}) {
+  models::ComputeCalibration compute = models::default_compute_calibration(models::find_gpu("A100"));
+  backend::FabricParams fabric;
+  models::CollectiveParams collective = start;
+  apply_calibration_text(text, "test.toml", compute, fabric, &collective);
+  return collective;
+}
+
+template <typename F>
+std::string thrown_key(F&& f) {
+  try {
+    f();
+  } catch (const sim::ConfigError& e) {
+    return e.key();
+  }
+  return "(no error)";
+}
+
+TEST(CalibrationFile, CollectiveLatenciesAreMicrosecondsAndAbsentOnesStay) {
+  models::CollectiveParams start;
+  start.channels = 4;
+  start.net_step_latency_ns = 7000;
+  start.hierarchical = false;
+  const models::CollectiveParams c = apply_collective(R"(
+[collective]
+base_latency_us = 12.5
+nvlink_step_latency_us = 0.25
+)",
+                                                      start);
+  EXPECT_EQ(c.base_latency_ns, 12500);
+  EXPECT_EQ(c.nvlink_step_latency_ns, 250);
+  EXPECT_EQ(c.net_step_latency_ns, 7000);  // not in the file
+  EXPECT_EQ(c.channels, 4);
+  EXPECT_FALSE(c.hierarchical);
+
+  const models::CollectiveParams ints =
+      apply_collective("[collective]\nnet_step_latency_us = 3\nbase_latency_us = 0\n");
+  EXPECT_EQ(ints.net_step_latency_ns, 3000);  // an integer is accepted for a number
+  EXPECT_EQ(ints.base_latency_ns, 0);
+  EXPECT_EQ(apply_collective("[collective]\nnvlink_step_latency_us = 0.0016\n").nvlink_step_latency_ns, 2);
+
+  // Without a [collective] section the caller's parameters are untouched.
+  const models::CollectiveParams none = apply_collective("[compute]\nmemory_efficiency = 0.5\n", start);
+  EXPECT_EQ(none.base_latency_ns, start.base_latency_ns);
+  EXPECT_EQ(none.nvlink_step_latency_ns, start.nvlink_step_latency_ns);
+  EXPECT_EQ(none.net_step_latency_ns, start.net_step_latency_ns);
+}
+
+TEST(CalibrationFile, BadCollectiveInputNamesTheKey) {
+  EXPECT_EQ(thrown_key([] { apply_collective("[collective]\nbase_latency_ms = 1\n"); }),
+            "calibration.collective.base_latency_ms");
+  EXPECT_EQ(thrown_key([] { apply_collective("[collective]\nchannels = 4\n"); }), "calibration.collective.channels");
+  EXPECT_EQ(thrown_key([] { apply_collective("[collective]\nnet_step_latency_us = \"slow\"\n"); }),
+            "calibration.collective.net_step_latency_us");
+  // A negative latency fails the collective parameters' own validation.
+  EXPECT_THROW(apply_collective("[collective]\nbase_latency_us = -2\n"), sim::ConfigError);
+}
+
+// Callers that have no collective parameters (the compute-only studies) reject the section rather
+// than ignore it.
+TEST(CalibrationFile, CollectiveSectionWithoutATargetIsAnError) {
+  EXPECT_EQ(error_key("[collective]\nbase_latency_us = 1\n"), "calibration.collective");
+  EXPECT_EQ(error_key("[compute]\nmemory_efficiency = 0.5\n[collective]\nnet_step_latency_us = 5\n"),
+            "calibration.collective");
+}
+
+// The [device] of the header comment, with one key left out or given another value.
+const std::vector<std::pair<std::string, std::string>> device_keys = {
+    {"name", "\"cpu: test machine, float32\""},
+    {"peak_tflops", "0.1"},
+    {"memory_tbytes_per_s", "0.01"},
+    {"memory_gbytes", "12"},
+    {"intra_node_gbytes_per_s", "4.5"},
+};
+
+std::string device_toml(const std::string& omit = "", const std::string& key = "", const std::string& value = "") {
+  std::string text = "[device]\n";
+  for (const auto& [k, v] : device_keys) {
+    if (k == omit) continue;
+    text += k + " = " + (k == key ? value : v) + "\n";
+  }
+  return text;
+}
+
+std::string device_error_key(const std::string& text) {
+  return thrown_key([&] { calibration_device_text(text, "device.toml"); });
+}
+
+TEST(CalibrationFile, DeviceSectionGivesTheGpuSpec) {
+  const std::optional<models::GpuSpec> gpu = calibration_device_text(device_toml(), "device.toml");
+  ASSERT_TRUE(gpu.has_value());
+  EXPECT_EQ(gpu->name, "cpu: test machine, float32");
+  EXPECT_DOUBLE_EQ(gpu->peak_bf16_dense_tflops, 0.1);
+  EXPECT_DOUBLE_EQ(gpu->hbm_tbytes_per_s, 0.01);
+  EXPECT_DOUBLE_EQ(gpu->hbm_gbytes, 12);  // an integer is accepted for a number
+  // The file gives one direction between two ranks; GpuSpec counts both directions together.
+  EXPECT_DOUBLE_EQ(gpu->nvlink_total_gbytes_per_s, 2 * 4.5);
+  EXPECT_DOUBLE_EQ(gpu->best_gemm_efficiency, 0);  // unknown: the file's [compute] carries it
+
+  // Section and key order do not matter.
+  const std::optional<models::GpuSpec> reordered = calibration_device_text(
+      "[compute]\nmemory_efficiency = 0.5\n[device]\nintra_node_gbytes_per_s = 1\nmemory_gbytes = 2\n"
+      "memory_tbytes_per_s = 3\npeak_tflops = 4\nname = \"x\"\n",
+      "device.toml");
+  ASSERT_TRUE(reordered.has_value());
+  EXPECT_EQ(reordered->name, "x");
+  EXPECT_DOUBLE_EQ(reordered->peak_bf16_dense_tflops, 4);
+  EXPECT_DOUBLE_EQ(reordered->hbm_tbytes_per_s, 3);
+  EXPECT_DOUBLE_EQ(reordered->hbm_gbytes, 2);
+  EXPECT_DOUBLE_EQ(reordered->nvlink_total_gbytes_per_s, 2);
+}
+
+TEST(CalibrationFile, EveryDeviceKeyIsRequired) {
+  for (const auto& [key, value] : device_keys) {
+    const std::string text = device_toml(key);
+    EXPECT_EQ(device_error_key(text), "calibration.device." + key);
+    // apply_calibration_text checks the section too.
+    EXPECT_EQ(error_key(text), "calibration.device." + key);
+  }
+  EXPECT_EQ(device_error_key("[device]\n"), "calibration.device.name");
+}
+
+TEST(CalibrationFile, BadDeviceValuesNameTheKey) {
+  for (const auto& [key, value] : device_keys) {
+    if (key == "name") continue;
+    for (const std::string bad : {"0", "0.0", "-1", "-0.5", "nan", "inf", "\"fast\"", "[1]"}) {
+      const std::string text = device_toml("", key, bad);
+      EXPECT_EQ(device_error_key(text), "calibration.device." + key) << key << " = " << bad;
+      EXPECT_EQ(error_key(text), "calibration.device." + key) << key << " = " << bad;
+    }
+  }
+  EXPECT_EQ(device_error_key(device_toml("", "name", "\"\"")), "calibration.device.name");
+  EXPECT_EQ(device_error_key(device_toml("", "name", "3")), "calibration.device.name");
+  EXPECT_EQ(device_error_key(device_toml() + "clock_ghz = 2\n"), "calibration.device.clock_ghz");
+  EXPECT_EQ(error_key(device_toml() + "clock_ghz = 2\n"), "calibration.device.clock_ghz");
+  EXPECT_EQ(device_error_key("device = 3\n"), "calibration.device");
+  EXPECT_EQ(error_key("device = 3\n"), "calibration.device");
+  EXPECT_THROW(calibration_device_text("[device\n", "device.toml"), sim::ConfigError);
+}
+
+TEST(CalibrationFile, FileWithoutDeviceHasNone) {
+  EXPECT_FALSE(calibration_device_text("", "empty.toml").has_value());
+  EXPECT_FALSE(calibration_device_text("[compute]\nbest_gemm_efficiency = 0.5\n[network]\nnvlink_efficiency = 0.8\n",
+                                       "no_device.toml")
+                   .has_value());
+
+  const std::string dir = ::testing::TempDir();
+  const std::string with = dir + "/megasim_calibration_with_device.toml";
+  const std::string without = dir + "/megasim_calibration_without_device.toml";
+  std::ofstream(with) << "[compute]\nmemory_efficiency = 0.5\n" << device_toml();
+  std::ofstream(without) << "[compute]\nmemory_efficiency = 0.5\n";
+  const std::optional<models::GpuSpec> from_file = calibration_device(with);
+  ASSERT_TRUE(from_file.has_value());
+  EXPECT_EQ(from_file->name, "cpu: test machine, float32");
+  EXPECT_DOUBLE_EQ(from_file->nvlink_total_gbytes_per_s, 9);
+  EXPECT_FALSE(calibration_device(without).has_value());
+  EXPECT_EQ(thrown_key([] { calibration_device("/nonexistent/calibration.toml"); }), "calibration.file");
+  std::remove(with.c_str());
+  std::remove(without.c_str());
+}
+
+// A file `megasim calibrate --backend cpu` writes carries a [device]; the compute and fabric
+// parameters take its other sections and nothing from the device.
+TEST(CalibrationFile, ApplyAcceptsAFileWithADevice) {
+  const Calibrated defaults = apply("");
+  const std::string text =
+      "[compute]\nmemory_efficiency = 0.6\n" + device_toml() + "[network]\nnetwork_efficiency = 0.9\n";
+  const Calibrated c = apply(text);
+  EXPECT_DOUBLE_EQ(c.compute.memory_efficiency, 0.6);
+  EXPECT_DOUBLE_EQ(c.fabric.network_efficiency, 0.9);
+  EXPECT_DOUBLE_EQ(c.compute.best_gemm_efficiency, defaults.compute.best_gemm_efficiency);
+  EXPECT_EQ(c.compute.sm_count, defaults.compute.sm_count);
+  EXPECT_EQ(c.compute.launch_overhead_ns, defaults.compute.launch_overhead_ns);
+  EXPECT_DOUBLE_EQ(c.fabric.nvlink_efficiency, defaults.fabric.nvlink_efficiency);
+
+  models::CollectiveParams collective;
+  models::ComputeCalibration compute = models::default_compute_calibration(models::find_gpu("A100"));
+  backend::FabricParams fabric;
+  EXPECT_NO_THROW(
+      apply_calibration_text(text + "[collective]\nbase_latency_us = 3\n", "test.toml", compute, fabric, &collective));
+  EXPECT_EQ(collective.base_latency_ns, 3000);
 }
 
 }  // namespace

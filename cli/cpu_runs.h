@@ -1,0 +1,39 @@
+// The cpu backend from the command line: the MPI job a command needs (started here under mpirun
+// when the command was run on its own, backend/cpu/mpi_launch.h), and the measurements of
+// `calibrate --backend cpu` on every rank of it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "scenarios/cpu_calibration.h"
+#include "scenarios/scenario.h"
+
+namespace megasim::cli {
+
+// The command line as main() received it (commands that re-execute themselves under mpirun).
+struct ProcessArgs {
+  int argc = 0;
+  char** argv = nullptr;
+};
+ProcessArgs& process_args();
+
+// This machine's physical memory, GB (1e9 bytes).
+double host_memory_gbytes();
+
+// Throws sim::ConfigError("cluster.gpus") when a job of `processes` would be started on this machine
+// (no launcher) with more than 4 processes per hardware thread.
+void require_local_job(std::int64_t processes);
+
+// Runs `body` as one rank of a job of `processes` MPI processes: re-executes this command under
+// mpirun first when it was not started by a launcher (and processes > 1). An exception on any rank
+// is printed with the rank and ends the whole job (MPI_Abort with the exit code the CLI uses for it:
+// 2 for bad input, 1 otherwise), so that no rank waits forever for one that failed. `body` receives
+// the world rank.
+void run_as_mpi_job(std::int64_t processes, const std::function<void(int rank)>& body);
+
+// The measurements of scenarios/cpu_calibration.h, taken on every rank at once (call inside
+// run_as_mpi_job on all ranks); the report is complete on every rank (rank 0's numbers).
+scenarios::CpuCalibrationReport measure_cpu_calibration(const scenarios::Scenario& scenario, int repetitions);
+
+}  // namespace megasim::cli

@@ -1,0 +1,112 @@
+// `megasim calibrate --backend cpu`: what the simulator needs to predict the cpu backend on this
+// machine (DESIGN.md "Real backends"), measured on the ops of the scenario's own plan, and the
+// calibration file that describes the machine as a device (calibration_file.h [device]; scenarios
+// use it with cluster.gpu = "calibrated").
+//
+// The measuring is the backend's (cli/calibrate_command.cc runs it on every rank of the job at once,
+// so that the ranks share caches and memory bandwidth as they do in a real run); this study decides
+// what to measure and turns the measurements into the file:
+//  - every distinct GEMM and (unfused) attention product of the plan, timed as the backend runs it:
+//    the device's peak is the fastest of them in FLOP/s and each becomes a gemm_point (efficiency
+//    relative to that peak; the calibrated device's curve is flat, so a point is exact for its shape);
+//  - every distinct memory-bound op size of the plan: the device's memory bandwidth is the fastest
+//    of them and each becomes a memory_point (cache-resident small ops run faster than streaming
+//    large ones; the cost model interpolates between the points);
+//  - the fixed cost of one op (launch_overhead_us);
+//  - MPI between ranks: every distinct data-parallel collective of the plan over a data group of
+//    this job, made as the backend makes it; their plan-weighted bus bandwidth (nccl-tests' bus
+//    factors) is the intra-node bandwidth. A plan without data-parallel collectives uses the
+//    point-to-point bandwidth (its traffic is pipeline sends). The time of a small all-reduce less
+//    its transfer is the collective base latency, the point-to-point latency one step's.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/collective.h"
+#include "models/compute_cost.h"
+#include "models/gpu_spec.h"
+#include "models/workload.h"
+#include "scenarios/scenario.h"
+
+namespace megasim::scenarios {
+
+struct CpuLinkMeasurement {
+  int ranks = 0;
+  double p2p_latency_s = 0;
+  double p2p_bytes_per_s = 0;
+  double allreduce_small_bytes = 0;
+  double allreduce_small_s = 0;
+};
+
+// A distinct data-parallel collective of the plan, measured over a data group.
+struct CpuCollectiveMeasurement {
+  models::CollectiveOp op = models::CollectiveOp::kAllReduce;
+  double bytes = 0;        // nccl-tests size
+  std::int64_t calls = 0;  // per iteration, one rank of each pipeline stage
+  double measured_s = 0;
+  double bus_bytes_per_s = 0;
+};
+
+struct CpuCalibrationProbe {
+  std::string device;  // "cpu: <processor> (Eigen float32, one core per rank)"
+  double memory_gbytes_per_rank = 0;
+  std::function<double(const models::GemmShape&)> gemm_seconds;  // one (batched) product
+  std::function<double(double bytes)> memory_op_seconds;         // one op moving `bytes`
+  std::function<double()> op_overhead_s;
+  // One call over this rank's data group (members: the plan's data-parallel size).
+  std::function<double(models::CollectiveOp, double bytes)> dp_collective_seconds;
+  CpuLinkMeasurement links;
+};
+
+// One distinct op of the plan: a product (shape set, bytes 0) or a memory-bound op (bytes set).
+struct CpuOpMeasurement {
+  models::GemmShape shape;
+  double bytes = 0;
+  std::int64_t calls = 0;  // per iteration, one rank of each pipeline stage
+  double measured_s = 0;
+  double rate = 0;  // FLOP/s (products) or bytes/s (memory-bound ops), without the op's fixed cost
+};
+
+struct CpuCalibrationReport {
+  std::string scenario;
+  std::vector<CpuOpMeasurement> products;
+  std::vector<CpuOpMeasurement> memory_ops;
+  std::vector<CpuCollectiveMeasurement> dp_collectives;
+  std::int64_t dp_group_size = 1;
+  double peak_flops = 0;
+  double memory_bytes_per_s = 0;       // the fastest memory-bound op
+  double plan_memory_bytes_per_s = 0;  // total bytes over total time of one iteration's memory-bound ops
+  double op_overhead_s = 0;
+  CpuLinkMeasurement links;
+  double intra_node_bytes_per_s = 0;
+  // What the file carries.
+  models::GpuSpec device;
+  models::ComputeCalibration compute;
+  models::CollectiveParams collective;
+};
+
+// The distinct products (kGemm and kAttention ops) and memory-bound op sizes of the workload, with
+// their calls per iteration summed over one rank of each pipeline stage; in order of first appearance.
+std::vector<CpuOpMeasurement> plan_products(const models::Workload& workload);
+std::vector<CpuOpMeasurement> plan_memory_ops(const models::Workload& workload);
+// The distinct data-parallel collectives (op, bytes) with their calls; empty when dp = 1.
+std::vector<CpuCollectiveMeasurement> plan_dp_collectives(const models::Workload& workload);
+// nccl-tests' bus bandwidth factor of a collective over `members` ranks (all-reduce 2(n-1)/n,
+// reduce-scatter, all-gather and all-to-all (n-1)/n, broadcast 1).
+double bus_factor(models::CollectiveOp op, std::int64_t members);
+
+// Runs the measurements of the header comment. Throws sim::ConfigError("plan.use_flash_attention")
+// when the plan uses FlashAttention (a CPU has no fused attention kernel to calibrate) and
+// ("--backend") when the probe returns a time that is not positive. A measured op time includes the
+// op's fixed cost, which the file gives as the launch overhead: rates and points are of the time
+// without it (so the cost model charges an op its measured time).
+CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCalibrationProbe& probe);
+
+std::string to_calibration_toml(const CpuCalibrationReport& report);
+std::string to_text(const CpuCalibrationReport& report);
+std::string to_json(const CpuCalibrationReport& report);
+
+}  // namespace megasim::scenarios

@@ -1,0 +1,151 @@
+#include "scenarios/validate_study.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "scenarios/json_writer.h"
+#include "sim/error.h"
+
+namespace megasim::scenarios {
+namespace {
+
+// Below this, both sides are noise (a data-loading task with nothing to load): no error is reported.
+constexpr double kNegligibleS = 1e-4;
+
+ValidationRow row(std::string name, double predicted, double measured) {
+  const bool negligible = predicted < kNegligibleS && measured < kNegligibleS;
+  const double error = negligible || measured <= 0 ? 0 : (predicted - measured) / measured * 100;
+  return {std::move(name), predicted, measured, error};
+}
+
+// Per rank: seconds in tasks of each category, busy compute seconds, last end.
+struct RankTimes {
+  std::int64_t stage = 0;
+  std::int64_t replica = 0;
+  std::map<models::TaskCategory, double> by_category;
+  double compute = 0;
+  double end = 0;
+};
+
+std::map<std::int64_t, RankTimes> rank_times(const models::Workload& workload, const backend::Trace& trace) {
+  std::map<std::int64_t, RankTimes> out;
+  for (const backend::TraceUnit& unit : trace.units) {
+    const auto& tasks = workload.stages.at(static_cast<std::size_t>(unit.stage)).tasks;
+    MEGASIM_ASSERT(tasks.size() == unit.records.size(), "a unit's records do not match its stage program");
+    RankTimes t;
+    t.stage = unit.stage;
+    t.replica = unit.replica;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      const backend::TaskRecord& r = unit.records[i];
+      const double seconds = sim::to_seconds(r.end - r.start);
+      t.by_category[tasks[i].category] += seconds;
+      if (tasks[i].kind == models::TaskKind::kCompute) t.compute += seconds;
+      t.end = std::max(t.end, sim::to_seconds(r.end));
+    }
+    for (const std::int64_t rank : unit.ranks) out[rank] = t;
+  }
+  return out;
+}
+
+void write_row(JsonWriter& j, const ValidationRow& r) {
+  j.begin_object()
+      .field("predicted_s", r.predicted_s)
+      .field("measured_s", r.measured_s)
+      .field("error_percent", r.error_percent)
+      .end_object();
+}
+
+}  // namespace
+
+ValidationReport compare(const models::Workload& workload, const backend::Trace& predicted,
+                         const std::vector<backend::Trace>& measured, const std::string& scenario) {
+  MEGASIM_ASSERT(!measured.empty(), "no measured iteration to compare");
+  ValidationReport r;
+  r.scenario = scenario;
+  r.backend = measured.front().backend;
+  for (const backend::Trace& t : measured) r.measured_iterations.push_back(sim::to_seconds(t.iteration_time));
+  std::vector<std::size_t> order(measured.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return r.measured_iterations[a] < r.measured_iterations[b]; });
+  r.median_iteration = order[order.size() / 2];
+  const backend::Trace& m = measured[r.median_iteration];
+  r.iteration = row("iteration", sim::to_seconds(predicted.iteration_time), sim::to_seconds(m.iteration_time));
+
+  const std::map<std::int64_t, RankTimes> p_ranks = rank_times(workload, predicted);
+  const std::map<std::int64_t, RankTimes> m_ranks = rank_times(workload, m);
+  std::map<models::TaskCategory, std::pair<double, double>> categories;  // predicted, measured sums
+  for (const auto& [rank, p] : p_ranks) {
+    const auto it = m_ranks.find(rank);
+    MEGASIM_ASSERT(it != m_ranks.end(), "a rank of the prediction was not measured");
+    const RankTimes& q = it->second;
+    for (const auto& [category, seconds] : p.by_category) categories[category].first += seconds;
+    for (const auto& [category, seconds] : q.by_category) categories[category].second += seconds;
+    r.per_rank.push_back({rank, p.stage, p.replica, row("compute", p.compute, q.compute), row("end", p.end, q.end)});
+  }
+  const auto ranks = static_cast<double>(p_ranks.size());
+  for (const auto& [category, sums] : categories) {
+    r.per_op.push_back(row(std::string(models::to_string(category)), sums.first / ranks, sums.second / ranks));
+  }
+  return r;
+}
+
+std::string to_text(const ValidationReport& r) {
+  std::string iterations;
+  for (const double t : r.measured_iterations) iterations += fmt::format("{}{:.4f}", iterations.empty() ? "" : ", ", t);
+  std::string out = fmt::format(
+      "validate '{}' on the {} backend: {} measured iterations ({} s), the median compared\n"
+      "iteration: predicted {:.4f} s, measured {:.4f} s, error {:+.1f}%\n"
+      "per op type (seconds per iteration per rank, averaged over ranks)\n"
+      "  {:<20} {:>10} {:>10} {:>8}\n",
+      r.scenario, r.backend, r.measured_iterations.size(), iterations, r.iteration.predicted_s, r.iteration.measured_s,
+      r.iteration.error_percent, "type", "predicted", "measured", "error");
+  for (const ValidationRow& op : r.per_op) {
+    out += fmt::format("  {:<20} {:>10.4f} {:>10.4f} {:>+7.1f}%\n", op.name, op.predicted_s, op.measured_s,
+                       op.error_percent);
+  }
+  out += fmt::format("per rank\n  {:>4} {:>5} {:>7} {:>10} {:>10} {:>8} {:>10} {:>10} {:>8}\n", "rank", "stage",
+                     "replica", "compute p", "compute m", "error", "end p", "end m", "error");
+  for (const RankValidation& k : r.per_rank) {
+    out += fmt::format("  {:>4} {:>5} {:>7} {:>10.4f} {:>10.4f} {:>+7.1f}% {:>10.4f} {:>10.4f} {:>+7.1f}%\n", k.rank,
+                       k.stage, k.replica, k.compute.predicted_s, k.compute.measured_s, k.compute.error_percent,
+                       k.end.predicted_s, k.end.measured_s, k.end.error_percent);
+  }
+  return out;
+}
+
+std::string to_json(const ValidationReport& r) {
+  JsonWriter j;
+  j.begin_object()
+      .field("scenario", r.scenario)
+      .field("backend", r.backend)
+      .field("predicted_iteration_time_s", r.iteration.predicted_s)
+      .field("measured_iteration_time_s", r.iteration.measured_s)
+      .field("error_percent", r.iteration.error_percent);
+  j.key("measured_iterations_s").begin_array();
+  for (const double t : r.measured_iterations) j.value(t);
+  j.end_array();
+  j.key("per_op").begin_object();
+  for (const ValidationRow& op : r.per_op) {
+    j.key(op.name);
+    write_row(j, op);
+  }
+  j.end_object();
+  j.key("per_rank").begin_array();
+  for (const RankValidation& k : r.per_rank) {
+    j.begin_object().field("rank", k.rank).field("stage", k.stage).field("replica", k.replica);
+    j.key("compute");
+    write_row(j, k.compute);
+    j.key("end");
+    write_row(j, k.end);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  return j.str() + "\n";
+}
+
+}  // namespace megasim::scenarios

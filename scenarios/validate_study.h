@@ -1,0 +1,57 @@
+// `megasim validate`: a plan run on a real backend and in the simulator calibrated for that hardware,
+// compared (DESIGN.md "Real backends"). Both sides are backend::Trace values of the same workload,
+// so the comparison is a diff of two traces:
+//  - the iteration time: the simulator's against the median of the measured iterations;
+//  - per op type (task category: forward, backward, optimizer, pipeline transfers, DP collectives,
+//    ...): seconds per iteration a rank spends in tasks of that category (end - start, so waiting
+//    for a peer counts as a transfer's time in both), averaged over ranks;
+//  - per rank: the busy compute time and the time its last task ends.
+// Errors are (predicted - measured) / measured in percent (0 where both sides are under 0.1 ms).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/trace.h"
+#include "models/workload.h"
+
+namespace megasim::scenarios {
+
+struct ValidationRow {
+  std::string name;
+  double predicted_s = 0;
+  double measured_s = 0;
+  double error_percent = 0;
+};
+
+struct RankValidation {
+  std::int64_t rank = 0;
+  std::int64_t stage = 0;
+  std::int64_t replica = 0;
+  ValidationRow compute;  // busy compute seconds
+  ValidationRow end;      // when its last task ended
+};
+
+struct ValidationReport {
+  std::string scenario;
+  std::string backend;                      // the measured side's
+  std::vector<double> measured_iterations;  // seconds, in run order
+  std::size_t median_iteration = 0;         // the one compared below
+  ValidationRow iteration;
+  std::vector<ValidationRow> per_op;
+  std::vector<RankValidation> per_rank;
+};
+
+// `measured` holds at least one iteration; every trace's units are stages of `workload` whose records
+// match the stage program one to one; the measured traces have one unit per rank and cover every
+// rank the predicted one covers (its units may share ranks, as the simulator's TP groups do).
+ValidationReport compare(const models::Workload& workload, const backend::Trace& predicted,
+                         const std::vector<backend::Trace>& measured, const std::string& scenario);
+
+std::string to_text(const ValidationReport& report);
+// Keys: predicted_iteration_time_s, measured_iteration_time_s, error_percent, measured_iterations_s,
+// per_op (name -> predicted_s, measured_s, error_percent), per_rank (list).
+std::string to_json(const ValidationReport& report);
+
+}  // namespace megasim::scenarios
