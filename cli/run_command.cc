@@ -3,10 +3,16 @@
 #include <memory>
 #include <sstream>
 
+#include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
+#include "cli/cpu_runs.h"
 #include "cli/scenario_options.h"
+#include "models/memory.h"
+#include "models/plan.h"
+#include "scenarios/device.h"
 #include "scenarios/perfetto_trace.h"
 #include "scenarios/run_study.h"
+#include "scenarios/validate_study.h"
 #include "sim/error.h"
 
 namespace megasim::cli {
@@ -14,30 +20,71 @@ namespace {
 
 struct RunOptions {
   ScenarioOptions scenario;
+  std::string backend = "sim";
+  int iterations = 3;
   std::string out_dir;
   bool json = false;
   std::vector<std::int64_t> trace_ranks;
   std::int64_t max_trace_ranks = 16;
 };
 
-void run_run(const RunOptions& o) {
-  const scenarios::Scenario s = resolve_scenario(o.scenario);
-  const scenarios::RunResult result = scenarios::run_iteration_study(s);
-  // Everything is rendered before anything is written, so bad input leaves no partial output.
-  const std::string report_json = scenarios::to_json(result.report);
+// Prints the report and, with --out, writes report.json and trace.json. Everything is rendered
+// before anything is written, so bad input leaves no partial output.
+void emit(const RunOptions& o, const models::Workload& workload, const backend::Trace& trace,
+          const scenarios::IterationReport& report) {
+  const std::string report_json = scenarios::to_json(report);
   if (!o.out_dir.empty()) {
     scenarios::TraceFilter filter;
     filter.ranks = o.trace_ranks;
     filter.max_ranks = o.max_trace_ranks;
-    std::ostringstream trace;
-    scenarios::write_perfetto_trace(trace, result.workload, result.trace, filter);
+    std::ostringstream trace_json;
+    scenarios::write_perfetto_trace(trace_json, workload, trace, filter);
     std::error_code ec;
     std::filesystem::create_directories(o.out_dir, ec);
     if (ec) throw sim::ConfigError("--out", o.out_dir, "a directory that can be created and written");
     write_file(o.out_dir + "/report.json", report_json, "--out");
-    write_file(o.out_dir + "/trace.json", trace.str(), "--out");
+    write_file(o.out_dir + "/trace.json", trace_json.str(), "--out");
   }
-  std::cout << (o.json ? report_json : scenarios::to_text(result.report));
+  std::cout << (o.json ? report_json : scenarios::to_text(report)) << std::flush;
+}
+
+// The iteration measured on the cpu backend (the median of --iterations, after one warm-up), reported
+// as the simulator's is, with MFU relative to this machine's measured peak.
+void run_on_cpu(const RunOptions& o, const scenarios::Scenario& s) {
+  if (s.gpu != scenarios::kCalibratedGpu) {
+    throw sim::ConfigError("cluster.gpu", s.gpu,
+                           "\"calibrated\" with --backend cpu (MFU is relative to this machine's measured peak: "
+                           "megasim calibrate --backend cpu writes the calibration file)");
+  }
+  if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
+  const models::GpuSpec device = scenarios::scenario_gpu(s);
+  const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
+  const models::MemoryEstimate memory = models::estimate_memory(s.model, plan);
+  models::require_fits(memory, device);
+  const models::Workload workload = models::build_workload(s.model, plan);
+  run_as_mpi_job(plan.world_size, [&](int rank) {
+    const std::vector<backend::Trace> traces =
+        backend::cpu::run_cpu_iterations(workload, {.warmup_iterations = 1, .iterations = o.iterations});
+    if (rank != 0) return;
+    const backend::Trace& median = traces[scenarios::median_iteration(traces)];
+    scenarios::IterationReport report = scenarios::summarize(workload, median, device);
+    report.memory = memory;
+    emit(o, workload, median, report);
+  });
+}
+
+void run_run(const RunOptions& o) {
+  const scenarios::Scenario s = resolve_scenario(o.scenario);
+  if (o.backend == "cpu") {
+    run_on_cpu(o, s);
+    return;
+  }
+  if (o.backend != "sim") {
+    throw sim::ConfigError("--backend", o.backend,
+                           "sim (the simulator) or cpu (Eigen + MPI); running whole plans on GPUs is not built yet");
+  }
+  const scenarios::RunResult result = scenarios::run_iteration_study(s);
+  emit(o, result.workload, result.trace, result.report);
   if (!o.json) std::cerr << "simulated in " << result.wall_time_s << " s\n";
 }
 
@@ -45,8 +92,13 @@ void run_run(const RunOptions& o) {
 
 Action register_run(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "simulate one training iteration of the scenario rank by rank");
+  CLI::App* cmd = app.add_subcommand(
+      "run", "simulate one training iteration of the scenario rank by rank (or run it for real: --backend cpu)");
   add_scenario_options(*cmd, o->scenario);
+  cmd->add_option("--backend", o->backend, "sim (simulate) or cpu (run for real, one MPI process per rank)")
+      ->capture_default_str();
+  cmd->add_option("--iterations", o->iterations, "--backend cpu: measured iterations (the median is reported)")
+      ->capture_default_str();
   cmd->add_option("--out", o->out_dir, "write report.json and trace.json (Perfetto) into DIR");
   cmd->add_flag("--json", o->json, "print the report as JSON");
   cmd->add_option("--trace-ranks", o->trace_ranks,

@@ -60,6 +60,15 @@ void write_row(JsonWriter& j, const ValidationRow& r) {
 
 }  // namespace
 
+std::size_t median_iteration(const std::vector<backend::Trace>& traces) {
+  MEGASIM_ASSERT(!traces.empty(), "no iteration to take the median of");
+  std::vector<std::size_t> order(traces.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return traces[a].iteration_time < traces[b].iteration_time; });
+  return order[order.size() / 2];
+}
+
 ValidationReport compare(const models::Workload& workload, const backend::Trace& predicted,
                          const std::vector<backend::Trace>& measured, const std::string& scenario) {
   MEGASIM_ASSERT(!measured.empty(), "no measured iteration to compare");
@@ -67,11 +76,7 @@ ValidationReport compare(const models::Workload& workload, const backend::Trace&
   r.scenario = scenario;
   r.backend = measured.front().backend;
   for (const backend::Trace& t : measured) r.measured_iterations.push_back(sim::to_seconds(t.iteration_time));
-  std::vector<std::size_t> order(measured.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return r.measured_iterations[a] < r.measured_iterations[b]; });
-  r.median_iteration = order[order.size() / 2];
+  r.median_iteration = median_iteration(measured);
   const backend::Trace& m = measured[r.median_iteration];
   r.iteration = row("iteration", sim::to_seconds(predicted.iteration_time), sim::to_seconds(m.iteration_time));
 

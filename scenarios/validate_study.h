@@ -43,6 +43,10 @@ struct ValidationReport {
   std::vector<RankValidation> per_rank;
 };
 
+// The index of the median iteration of `traces` by iteration time (for an even count the upper of
+// the two middle ones); traces must not be empty.
+std::size_t median_iteration(const std::vector<backend::Trace>& traces);
+
 // `measured` holds at least one iteration; every trace's units are stages of `workload` whose records
 // match the stage program one to one; the measured traces have one unit per rank and cover every
 // rank the predicted one covers (its units may share ranks, as the simulator's TP groups do).

@@ -3,10 +3,13 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "backend/cpu/cpu_executor.h"
 #include "backend/cpu/mpi_session.h"
+#include "models/parallel_groups.h"
 #include "sim/error.h"
 
 namespace megasim::backend::cpu {
@@ -31,6 +34,40 @@ std::vector<std::vector<TaskRecord>> gather_records(const std::vector<TaskRecord
     out.emplace_back(first, first + counts[r] / 4);
   }
   return out;
+}
+
+// A pipeline transfer's data can begin to move once both its send and its recv are posted (the
+// simulator's definition): each side's transfer_start is the later of the two posts. The ranks'
+// clocks start together at a barrier, a few microseconds apart at most.
+void set_transfer_starts(const models::Workload& workload, Trace& trace) {
+  const models::ParallelLayout layout{workload.plan.tp, workload.plan.pp, workload.plan.dp};
+  // Per stage: (tag, kind) -> task index.
+  std::vector<std::map<std::pair<std::int64_t, models::TaskKind>, std::size_t>> by_tag(workload.stages.size());
+  for (std::size_t s = 0; s < workload.stages.size(); ++s) {
+    const auto& tasks = workload.stages[s].tasks;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      if (tasks[i].kind == models::TaskKind::kPpSend || tasks[i].kind == models::TaskKind::kPpRecv) {
+        by_tag[s][{tasks[i].tag, tasks[i].kind}] = i;
+      }
+    }
+  }
+  for (TraceUnit& unit : trace.units) {
+    const std::int64_t rank = unit.ranks.front();
+    const auto& tasks = workload.stages[static_cast<std::size_t>(unit.stage)].tasks;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      const models::Task& t = tasks[i];
+      if (t.kind != models::TaskKind::kPpSend && t.kind != models::TaskKind::kPpRecv) continue;
+      const std::int64_t pp = layout.pipeline;
+      const std::int64_t peer_stage = ((unit.stage + t.peer_offset) % pp + pp) % pp;
+      const std::int64_t peer = layout.rank_of(layout.tp_rank(rank), layout.dp_rank(rank), peer_stage);
+      const models::TaskKind other =
+          t.kind == models::TaskKind::kPpSend ? models::TaskKind::kPpRecv : models::TaskKind::kPpSend;
+      const std::size_t match = by_tag[static_cast<std::size_t>(peer_stage)].at({t.tag, other});
+      const TaskRecord& theirs = trace.units[static_cast<std::size_t>(peer)].records[match];
+      TaskRecord& mine = unit.records[i];
+      mine.transfer_start = std::min(mine.end, std::max(mine.start, theirs.start));
+    }
+  }
 }
 
 }  // namespace
@@ -67,6 +104,7 @@ std::vector<Trace> run_cpu_iterations(const models::Workload& workload, const Cp
       for (const TaskRecord& record : unit.records) trace.iteration_time = std::max(trace.iteration_time, record.end);
       trace.units.push_back(std::move(unit));
     }
+    set_transfer_starts(workload, trace);
     traces.push_back(std::move(trace));
   }
   return traces;

@@ -17,7 +17,8 @@ struct CpuRunOptions {
 
 // Every process of the job calls it together. On world rank 0: one Trace per measured iteration,
 // backend "cpu", one TraceUnit per rank (ranks = {rank}, its stage and replica), iteration_time =
-// the last end over all ranks; elsewhere an empty vector. Throws sim::ConfigError("cluster.gpus")
+// the last end over all ranks, a pipeline transfer's transfer_start the later of its send's and its
+// recv's posts (as the simulator defines it); elsewhere an empty vector. Throws sim::ConfigError("cluster.gpus")
 // when the job's process count is not the plan's world size, and MpiError for MPI failures.
 std::vector<Trace> run_cpu_iterations(const models::Workload& workload, const CpuRunOptions& options);
 

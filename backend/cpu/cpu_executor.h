@@ -16,8 +16,9 @@
 //    all-gather), float32 elements;
 //  - outstanding transfers are tested after every op of a compute task (which also gives MPI's
 //    progress engine its turns); with nothing to run, the thread waits for the next completion.
-// A task's record: start = started (compute) or posted/issued (communication), transfer_start = start,
-// end = when it was seen complete; nanoseconds from the iteration start (after a barrier on the world).
+// A task's record: start = started (compute) or posted/issued (communication), transfer_start = start
+// (run_cpu_iterations sets a pipeline transfer's from both sides), end = when it was seen complete;
+// nanoseconds from the iteration start (after a barrier on the world).
 #pragma once
 
 #include <mpi.h>

@@ -164,7 +164,8 @@ void expect_schedule_semantics(const models::Workload& workload, const Trace& tr
     for (std::size_t i = 0; i < tasks.size(); ++i) {
       const TaskRecord& r = unit.records[i];
       EXPECT_LE(0, r.start);
-      EXPECT_LE(r.start, r.end);
+      EXPECT_LE(r.start, r.transfer_start);
+      EXPECT_LE(r.transfer_start, r.end);
       for (const std::int32_t d : tasks[i].deps) {
         EXPECT_LE(unit.records[static_cast<std::size_t>(d)].end, r.start);
       }
@@ -192,6 +193,23 @@ TEST(CpuBackendJob, PipelineIterationsFollowTheSchedule) {
   ASSERT_EQ(traces.size(), 2u);
   for (const Trace& trace : traces) expect_schedule_semantics(workload, trace);
   EXPECT_EQ(traces[0].units[1].stage, 1);
+  // A transfer's data moves once both sides are posted: the send and its recv share that instant.
+  const auto& first = workload.stages[0].tasks;
+  const auto& last = workload.stages[1].tasks;
+  int pairs = 0;
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    if (first[i].kind != models::TaskKind::kPpSend) continue;
+    for (std::size_t j = 0; j < last.size(); ++j) {
+      if (last[j].kind != models::TaskKind::kPpRecv || last[j].tag != first[i].tag) continue;
+      const TaskRecord& send = traces[0].units[0].records[i];
+      const TaskRecord& recv = traces[0].units[1].records[j];
+      EXPECT_EQ(send.transfer_start, std::min(send.end, std::max(send.start, recv.start)));
+      EXPECT_EQ(recv.transfer_start, std::min(recv.end, std::max(send.start, recv.start)));
+      ++pairs;
+    }
+  }
+  // One activation per micro-batch, and the tied word-embedding gradient (workload.h).
+  EXPECT_EQ(pairs, 4 + 1);
 }
 
 TEST(CpuBackendJob, DataParallelIterationsFollowTheSchedule) {

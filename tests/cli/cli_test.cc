@@ -159,6 +159,34 @@ TEST(Cli, ValidateBadInputs) {
   expect_refused(cases);
 }
 
+TEST(Cli, RunOnTheCpuBackendBadInputs) {
+  const std::string tiny = scenario("validate/tiny_gpt_dp2.toml");
+  const std::string args[] = {
+      "run " + tiny + " --backend cuda",
+      "run " + tiny + " --backend cpu",  // "calibrated" without a calibration file
+      "run --backend cpu",               // the default plan names an A100
+      "run " + tiny + " --backend cpu --iterations 0 --set calibration.file=" +
+          scenario("calibration/cpu_amd_epyc_tiny_gpt_dp2.toml"),
+  };
+  const BadInput cases[] = {
+      {args[0].c_str(), "--backend"},
+      {args[1].c_str(), "cluster.gpu"},
+      {args[2].c_str(), "cluster.gpu"},
+      {args[3].c_str(), "--iterations"},
+  };
+  expect_refused(cases);
+}
+
+// A real run: 2 MPI processes started by megasim itself, reported as the simulator's run is.
+TEST(Cli, RunOnTheCpuBackendReportsTheMeasuredIteration) {
+  const Result r = run("run " + scenario("validate/tiny_gpt_dp2.toml") +
+                       " --backend cpu --iterations 1 --json --set plan.global_batch_size=2 --set calibration.file=" +
+                       scenario("calibration/cpu_amd_epyc_tiny_gpt_dp2.toml"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(R"("backend": "cpu")"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(R"("iteration_time_s")"), std::string::npos) << r.output;
+}
+
 TEST(Cli, BackendsListsTheSimulatorTheCpuBackendAndWhatIsNotBuilt) {
   const Result text = run("backends");
   EXPECT_EQ(text.exit_code, 0) << text.output;
