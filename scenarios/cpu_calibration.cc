@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "models/plan.h"
+#include "scenarios/device.h"
 #include "scenarios/json_writer.h"
 #include "sim/error.h"
 
@@ -150,17 +151,12 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
   r.device.hbm_gbytes = probe.memory_gbytes_per_rank;
   r.device.nvlink_total_gbytes_per_s = 2 * r.intra_node_bytes_per_s / 1e9;
 
-  r.compute.best_gemm_efficiency = 1.0;
-  r.compute.sm_count = 1;
-  r.compute.gemm_tiles = {{1, 1, 1.0}};
-  r.compute.gemm_k_overhead = 0;
+  r.compute = calibrated_device_defaults();
   r.compute.memory_efficiency = r.plan_memory_bytes_per_s / r.memory_bytes_per_s;
   for (const CpuOpMeasurement& m : r.memory_ops)
     r.compute.memory_points.push_back({m.bytes, m.rate / r.memory_bytes_per_s});
   std::sort(r.compute.memory_points.begin(), r.compute.memory_points.end(),
             [](const models::MemoryPoint& a, const models::MemoryPoint& b) { return a.bytes < b.bytes; });
-  r.compute.flash_attention_forward_efficiency = 1.0;
-  r.compute.flash_attention_backward_efficiency = 1.0;
   r.compute.launch_overhead_ns = std::llround(r.op_overhead_s * 1e9);
   // One point per (m, n, k) (a point has no batch): the call-weighted efficiency of its products.
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::pair<double, double>> points;  // flops, s

@@ -7,9 +7,7 @@
 #include "sim/error.h"
 
 namespace megasim::scenarios {
-namespace {
-
-models::ComputeCalibration neutral_calibration() {
+models::ComputeCalibration calibrated_device_defaults() {
   models::ComputeCalibration c;
   c.best_gemm_efficiency = 1.0;
   c.sm_count = 1;
@@ -22,8 +20,6 @@ models::ComputeCalibration neutral_calibration() {
   c.comm_sm_fraction = 0;
   return c;
 }
-
-}  // namespace
 
 models::GpuSpec scenario_gpu(const Scenario& scenario) {
   if (scenario.gpu != kCalibratedGpu) return models::find_gpu(scenario.gpu, "cluster.gpu");
@@ -41,7 +37,8 @@ models::GpuSpec scenario_gpu(const Scenario& scenario) {
 DeviceModel device_model(const Scenario& scenario) {
   DeviceModel d;
   d.gpu = scenario_gpu(scenario);
-  d.compute = scenario.gpu == kCalibratedGpu ? neutral_calibration() : models::default_compute_calibration(d.gpu);
+  d.compute =
+      scenario.gpu == kCalibratedGpu ? calibrated_device_defaults() : models::default_compute_calibration(d.gpu);
   d.fabric = scenario.fabric;
   d.collective = scenario.collective;
   if (!scenario.calibration_file.empty()) {

@@ -27,11 +27,15 @@ struct DeviceModel {
   models::CollectiveParams collective;
 };
 
+// Where a calibrated device's compute calibration starts, before its file's measurements replace
+// fields: GEMM efficiency 1 (of its peak, which is its best measured GEMM), one "SM" and a 1 x 1
+// tile (no wave or tile quantisation on a CPU), no k overhead, memory and FlashAttention
+// efficiencies 1, no launch overhead, no SMs taken by communication.
+models::ComputeCalibration calibrated_device_defaults();
+
 // The GPU, its compute calibration and the scenario's fabric and collective parameters, with the
-// calibration file applied. A calibrated device starts from neutral defaults that the file's
-// measurements replace: GEMM efficiency 1 (of its peak, which is its best measured GEMM), one
-// "SM" and a 1 x 1 tile (no wave or tile quantisation on a CPU), no k overhead, memory efficiency 1,
-// no launch overhead.
+// calibration file applied (over calibrated_device_defaults for a calibrated device, over the GPU's
+// public defaults otherwise).
 DeviceModel device_model(const Scenario& scenario);
 
 }  // namespace megasim::scenarios

@@ -4,7 +4,8 @@
 # spread) and on the Megatron baseline's, and PyTorch reference measurements (GEMM, FlashAttention-2,
 # one 175B TP-8 shard layer). Binaries are built on the developer machine and carried
 # (build-cuda/cli/megasim, build-cuda/tests/backend/megasim_cuda_tests, and in .devlibs the fmt and
-# toml++ libraries they link); cuBLASLt and NCCL are the device's own. Outputs under $OUT (8 files).
+# toml++ libraries they link, and since the cpu backend Open MPI: scripts/device/collect_devlibs.sh);
+# cuBLASLt and NCCL are the device's own. Outputs under $OUT (8 files).
 set -uo pipefail
 out=${OUT:-/tmp/megasim-device}
 mkdir -p "$out"

@@ -128,14 +128,19 @@ TEST(MpiJobTest, AllReduceOfMoreBytesTakesLonger) {
   if (world_rank() == 0) std::printf("all-reduce: 8 KiB %.2f us, 8 MiB %.3f ms\n", small_s * 1e6, large_s * 1e3);
 }
 
-// A small GPT of models::build_workload, split over this job's 2 ranks as `tp` x `pp` x (2 / tp / pp).
-models::Workload tiny_workload(std::int64_t tp, std::int64_t pp, bool overlap) {
+models::ModelSpec tiny_model() {
   models::ModelSpec model;
   model.num_layers = 2;
   model.hidden_size = 128;
   model.num_attention_heads = 4;
   model.seq_length = 64;
   model.vocab_size = 1024;
+  return model;
+}
+
+// A small GPT of models::build_workload, split over this job's 2 ranks as `tp` x `pp` x (2 / tp / pp).
+models::Workload tiny_workload(std::int64_t tp, std::int64_t pp, bool overlap) {
+  const models::ModelSpec model = tiny_model();
   models::ParallelPlan plan;
   plan.tensor_model_parallel_size = tp;
   plan.pipeline_model_parallel_size = pp;
@@ -238,12 +243,7 @@ TEST(CpuBackendJob, TensorParallelIterationsFollowTheSchedule) {
 }
 
 TEST(CpuBackendJob, APlanForAnotherWorldSizeIsRefusedOnEveryRank) {
-  models::ModelSpec model;
-  model.num_layers = 2;
-  model.hidden_size = 128;
-  model.num_attention_heads = 4;
-  model.seq_length = 64;
-  model.vocab_size = 1024;
+  const models::ModelSpec model = tiny_model();
   models::ParallelPlan plan;
   plan.pipeline_model_parallel_size = 2;
   plan.global_batch_size = 4;

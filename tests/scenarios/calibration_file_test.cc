@@ -12,6 +12,7 @@
 #include "models/gpu_spec.h"
 #include "scenarios/run_study.h"
 #include "sim/error.h"
+#include "tests/scenarios/config_error_util.h"
 
 namespace megasim::scenarios {
 namespace {
@@ -116,15 +117,7 @@ models::CollectiveParams apply_collective(const std::string& text, const models:
   return collective;
 }
 
-template <typename F>
-std::string thrown_key(F&& f) {
-  try {
-    f();
-  } catch (const sim::ConfigError& e) {
-    return e.key();
-  }
-  return "(no error)";
-}
+using testing::thrown_key;
 
 TEST(CalibrationFile, CollectiveLatenciesAreMicrosecondsAndAbsentOnesStay) {
   models::CollectiveParams start;

@@ -36,6 +36,7 @@
 #include "scenarios/run_study.h"
 #include "sim/error.h"
 #include "sim/time.h"
+#include "tests/scenarios/config_error_util.h"
 
 namespace megasim::scenarios {
 namespace {
@@ -437,12 +438,7 @@ TEST(CpuCalibration, Dp2IntraNodeIsThePlanWeightedBusBandwidth) {
 }
 
 std::string thrown_key(const Scenario& s, const CpuCalibrationProbe& p) {
-  try {
-    run_cpu_calibration(s, p);
-  } catch (const sim::ConfigError& e) {
-    return e.key();
-  }
-  return "(no error)";
+  return testing::thrown_key([&] { run_cpu_calibration(s, p); });
 }
 
 TEST(CpuCalibration, FlashAttentionIsAConfigError) {
@@ -486,27 +482,12 @@ TEST(CpuCalibration, ABadProbeTimeIsAConfigError) {
 // ---------------------------------------------------------------------------------------------
 // The file: to_calibration_toml read back by calibration_file.h.
 
-// scenarios/device.cc's neutral starting point for a calibrated device.
-models::ComputeCalibration neutral_calibration() {
-  models::ComputeCalibration c;
-  c.best_gemm_efficiency = 1.0;
-  c.sm_count = 1;
-  c.gemm_tiles = {{1, 1, 1.0}};
-  c.gemm_k_overhead = 0;
-  c.memory_efficiency = 1.0;
-  c.flash_attention_forward_efficiency = 1.0;
-  c.flash_attention_backward_efficiency = 1.0;
-  c.launch_overhead_ns = 0;
-  c.comm_sm_fraction = 0;
-  return c;
-}
-
 class RoundTrip : public ::testing::TestWithParam<bool> {};
 
 TEST_P(RoundTrip, TheFileGivesBackTheReport) {
   const CpuCalibrationReport r = run_cpu_calibration(load_scenario_text(tiny_scenario(GetParam())), fake_probe());
   const std::string toml = to_calibration_toml(r);
-  models::ComputeCalibration c = neutral_calibration();
+  models::ComputeCalibration c = calibrated_device_defaults();
   backend::FabricParams fabric;
   fabric.nvlink_efficiency = 0.5;
   models::CollectiveParams collective;
@@ -696,7 +677,7 @@ INSTANTIATE_TEST_SUITE_P(TinyGpt, EndToEnd, ::testing::Values(false, true), plan
 // [compute] memory_points in calibration files.
 
 std::string apply_key(const std::string& text, models::ComputeCalibration* out = nullptr) {
-  models::ComputeCalibration c = neutral_calibration();
+  models::ComputeCalibration c = calibrated_device_defaults();
   backend::FabricParams f;
   try {
     apply_calibration_text(text, "test.toml", c, f);
@@ -724,7 +705,7 @@ TEST(CalibrationFileMemoryPoints, ParsesTheList) {
   EXPECT_NEAR(models::memory_efficiency_at(32768, c), 0.7, 1e-4);
 
   // The file's list replaces the one already there; an empty list clears it.
-  models::ComputeCalibration replaced = neutral_calibration();
+  models::ComputeCalibration replaced = calibrated_device_defaults();
   replaced.memory_points = {{1, 0.1}, {2, 0.2}};
   backend::FabricParams f;
   apply_calibration_text("[compute]\nmemory_points = [ { bytes = 4096, efficiency = 0.5 } ]\n", "t", replaced, f);

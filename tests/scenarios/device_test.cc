@@ -19,6 +19,7 @@
 #include "scenarios/run_study.h"
 #include "sim/error.h"
 #include "sim/time.h"
+#include "tests/scenarios/config_error_util.h"
 
 namespace megasim::scenarios {
 namespace {
@@ -35,15 +36,7 @@ std::string write_file(const std::filesystem::path& path, const std::string& tex
   return path.string();
 }
 
-template <typename F>
-std::string thrown_key(F&& f) {
-  try {
-    f();
-  } catch (const sim::ConfigError& e) {
-    return e.key();
-  }
-  return "(no error)";
-}
+using testing::thrown_key;
 
 // A slow made-up machine: 0.05 TFLOPS, 0.02 TB/s, 16 GB, 5 GB/s each way between two ranks.
 std::string device_section(double peak_tflops = 0.05) {
