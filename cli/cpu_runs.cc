@@ -117,9 +117,10 @@ scenarios::CpuCalibrationReport measure_cpu_calibration(const scenarios::Scenari
   int rank = 0;
   backend::cpu::check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
   const backend::cpu::RankGroups groups(models::ParallelLayout{plan.tp, plan.pp, plan.dp}, rank);
-  // Every data group measures at once, as they all run at once in an iteration.
-  probe.dp_collective_seconds = [&](models::CollectiveOp op, double bytes) {
-    return from_rank_zero(backend::cpu::measure_collective_s(groups.data(), op, bytes, repetitions));
+  // Every group of a kind measures at once, as they all run at once in an iteration.
+  probe.collective_seconds = [&](models::GroupKind group, models::CollectiveOp op, double bytes) {
+    const MPI_Comm comm = group == models::GroupKind::kTensor ? groups.tensor() : groups.data();
+    return from_rank_zero(backend::cpu::measure_collective_s(comm, op, bytes, repetitions));
   };
   probe.gemm_seconds = [&](const models::GemmShape& shape) {
     return from_rank_zero(backend::cpu::time_gemm_s(shape, timing));

@@ -1,8 +1,10 @@
-// `megasim validate SCENARIO --backend cpu [--iterations N] [--warmup N] [--json] [--out DIR]`: runs
-// the plan for real on the cpu backend (one MPI process per rank, started here under mpirun when the
-// command was run on its own) and in the simulator with the scenario's calibration, and prints
-// predicted against measured (scenarios/validate_study.h). --out DIR writes validation.json and the
-// Perfetto traces measured_trace.json and predicted_trace.json.
+// `megasim validate SCENARIO --backend cpu|cuda [--stage S] [--iterations N] [--warmup N] [--json]
+// [--out DIR]`: runs the plan for real and in the simulator with the scenario's calibration, and
+// prints predicted against measured (scenarios/validate_study.h). cpu: the whole plan, one MPI
+// process per rank (started here under mpirun when the command was run on its own). cuda: shard
+// mode, the compute of one rank of pipeline stage S on this machine's GPU (backend/cuda/
+// shard_runner.h), compared with that rank's predicted compute. --out DIR writes validation.json
+// and the Perfetto traces measured_trace.json and predicted_trace.json.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -18,6 +20,11 @@
 #include "scenarios/validate_study.h"
 #include "sim/error.h"
 
+#ifdef MEGASIM_HAS_CUDA
+#include "backend/cuda/device_info.h"
+#include "backend/cuda/shard_runner.h"
+#endif
+
 namespace megasim::cli {
 namespace {
 
@@ -26,6 +33,7 @@ struct ValidateOptions {
   std::string backend = "cpu";
   int iterations = 3;
   int warmup = 1;
+  std::int64_t stage = 0;  // cuda: the pipeline stage whose compute is measured
   bool json = false;
   std::string out_dir;
 };
@@ -38,16 +46,22 @@ std::string perfetto(const models::Workload& workload, const backend::Trace& tra
   return out.str();
 }
 
-void run_validate(const ValidateOptions& o) {
-  if (o.backend == "cuda") {
-    throw sim::ConfigError("--backend", o.backend,
-                           "cpu: running whole plans on GPUs is not built yet (`megasim calibrate --backend cuda` "
-                           "measures a GPU's kernels)");
+// Prints the comparison and, with --out, writes it and both traces.
+void emit(const ValidateOptions& o, const scenarios::ValidationReport& report, const models::Workload& workload,
+          const backend::Trace& predicted, const backend::Trace& measured) {
+  const std::string json = scenarios::to_json(report);
+  if (!o.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (ec) throw sim::ConfigError("--out", o.out_dir, "a directory that can be created and written");
+    write_file(o.out_dir + "/validation.json", json, "--out");
+    write_file(o.out_dir + "/measured_trace.json", perfetto(workload, measured), "--out");
+    write_file(o.out_dir + "/predicted_trace.json", perfetto(workload, predicted), "--out");
   }
-  if (o.backend != "cpu") throw sim::ConfigError("--backend", o.backend, "cpu");
-  if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
-  if (o.warmup < 0) throw sim::ConfigError("--warmup", std::to_string(o.warmup), "0 or more");
-  const scenarios::Scenario s = resolve_scenario(o.scenario);
+  std::cout << (o.json ? json : scenarios::to_text(report)) << std::flush;
+}
+
+void validate_on_cpu(const ValidateOptions& o, const scenarios::Scenario& s) {
   // The prediction first: a scenario the simulator refuses (no calibration, a plan that does not fit)
   // is refused before any process is started.
   const scenarios::RunResult predicted = scenarios::run_iteration_study(s);
@@ -62,18 +76,37 @@ void run_validate(const ValidateOptions& o) {
     if (rank != 0) return;
     const scenarios::ValidationReport report =
         scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
-    const std::string json = scenarios::to_json(report);
-    if (!o.out_dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(o.out_dir, ec);
-      if (ec) throw sim::ConfigError("--out", o.out_dir, "a directory that can be created and written");
-      write_file(o.out_dir + "/validation.json", json, "--out");
-      write_file(o.out_dir + "/measured_trace.json", perfetto(predicted.workload, measured[report.median_iteration]),
-                 "--out");
-      write_file(o.out_dir + "/predicted_trace.json", perfetto(predicted.workload, predicted.trace), "--out");
-    }
-    std::cout << (o.json ? json : scenarios::to_text(report)) << std::flush;
+    emit(o, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
   });
+}
+
+void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]] const scenarios::Scenario& s) {
+#ifdef MEGASIM_HAS_CUDA
+  if (backend::cuda::visible_gpus().empty()) {
+    throw sim::ConfigError("--backend", o.backend, "a machine with a visible CUDA GPU (none found)");
+  }
+  const scenarios::RunResult predicted = scenarios::run_iteration_study(s);
+  backend::cuda::ShardRunner shard(predicted.workload, o.stage);
+  const std::vector<backend::Trace> measured = shard.run(o.warmup, o.iterations);
+  const scenarios::ValidationReport report =
+      scenarios::compare_compute(predicted.workload, predicted.trace, measured, s.name);
+  emit(o, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
+#else
+  throw sim::ConfigError("--backend", o.backend,
+                         "cpu: this megasim was built without the CUDA backend (see `megasim backends`)");
+#endif
+}
+
+void run_validate(const ValidateOptions& o) {
+  if (o.backend != "cpu" && o.backend != "cuda") throw sim::ConfigError("--backend", o.backend, "cpu or cuda");
+  if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
+  if (o.warmup < 0) throw sim::ConfigError("--warmup", std::to_string(o.warmup), "0 or more");
+  const scenarios::Scenario s = resolve_scenario(o.scenario);
+  if (o.backend == "cpu") {
+    validate_on_cpu(o, s);
+  } else {
+    validate_on_cuda(o, s);
+  }
 }
 
 }  // namespace
@@ -83,7 +116,10 @@ Action register_validate(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "validate", "run the plan on a real backend and in the calibrated simulator, and compare the two");
   add_scenario_options(*cmd, o->scenario);
-  cmd->add_option("--backend", o->backend, "the real backend: cpu (Eigen + MPI)")->capture_default_str();
+  cmd->add_option("--backend", o->backend,
+                  "the real backend: cpu (Eigen + MPI, the whole plan) or cuda (one rank's compute on this GPU)")
+      ->capture_default_str();
+  cmd->add_option("--stage", o->stage, "cuda: the pipeline stage whose rank 0 is measured")->capture_default_str();
   cmd->add_option("--iterations", o->iterations, "measured iterations (the median is compared)")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "iterations run first and discarded")->capture_default_str();
   cmd->add_flag("--json", o->json, "print the comparison as JSON");

@@ -61,16 +61,28 @@ std::vector<CpuOpMeasurement> plan_memory_ops(const models::Workload& workload) 
   return out;
 }
 
-std::vector<CpuCollectiveMeasurement> plan_dp_collectives(const models::Workload& workload) {
+std::vector<CpuCollectiveMeasurement> plan_collectives(const models::Workload& workload) {
   std::vector<CpuCollectiveMeasurement> out;
-  if (workload.plan.dp <= 1) return out;
-  std::map<std::pair<models::CollectiveOp, double>, std::size_t> index;
+  std::map<std::tuple<models::GroupKind, models::CollectiveOp, double>, std::size_t> index;
+  auto add = [&](models::GroupKind group, std::int64_t members, models::CollectiveOp op, double bytes,
+                 std::int64_t calls) {
+    const auto [it, added] = index.emplace(std::tuple{group, op, bytes}, out.size());
+    if (added) out.push_back(CpuCollectiveMeasurement{group, members, op, bytes, 0, 0, 0});
+    out[it->second].calls += calls;
+  };
   for (const models::StageProgram& stage : workload.stages) {
     for (const models::Task& task : stage.tasks) {
-      if (task.kind != models::TaskKind::kDpCollective) continue;
-      const auto [it, added] = index.emplace(std::pair{task.op, task.bytes}, out.size());
-      if (added) out.push_back(CpuCollectiveMeasurement{task.op, task.bytes, 0, 0, 0});
-      ++out[it->second].calls;
+      if (task.kind == models::TaskKind::kDpCollective && workload.plan.dp > 1) {
+        add(models::GroupKind::kData, workload.plan.dp, task.op, task.bytes, 1);
+      }
+      if (task.kind != models::TaskKind::kCompute || workload.plan.tp <= 1) continue;
+      for (const models::Task::KernelRun& run : task.runs) {
+        for (const models::TpCollective& call :
+             workload.kernels[static_cast<std::size_t>(run.kernels)].tp_collectives) {
+          add(models::GroupKind::kTensor, workload.plan.tp, call.op, call.bytes,
+              static_cast<std::int64_t>(run.repeat) * call.count);
+        }
+      }
     }
   }
   return out;
@@ -130,14 +142,13 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
   r.plan_memory_bytes_per_s = plan_bytes / plan_seconds;
 
   const CpuLinkMeasurement& l = r.links;
-  r.dp_group_size = plan.dp;
-  r.dp_collectives = plan_dp_collectives(workload);
+  r.collectives = plan_collectives(workload);
   double bus_bytes = 0;
   double bus_seconds = 0;
-  for (CpuCollectiveMeasurement& c : r.dp_collectives) {
-    c.measured_s = positive_time(probe.dp_collective_seconds(c.op, c.bytes), "a data-parallel collective");
-    c.bus_bytes_per_s = c.bytes * bus_factor(c.op, plan.dp) / c.measured_s;
-    bus_bytes += c.bytes * bus_factor(c.op, plan.dp) * static_cast<double>(c.calls);
+  for (CpuCollectiveMeasurement& c : r.collectives) {
+    c.measured_s = positive_time(probe.collective_seconds(c.group, c.op, c.bytes), "a collective");
+    c.bus_bytes_per_s = c.bytes * bus_factor(c.op, c.members) / c.measured_s;
+    bus_bytes += c.bytes * bus_factor(c.op, c.members) * static_cast<double>(c.calls);
     bus_seconds += c.measured_s * static_cast<double>(c.calls);
   }
   r.intra_node_bytes_per_s = bus_seconds > 0 ? bus_bytes / bus_seconds : l.p2p_bytes_per_s;
@@ -184,8 +195,8 @@ std::string to_calibration_toml(const CpuCalibrationReport& r) {
   std::string out = fmt::format(
       "# Measured by `megasim calibrate --backend cpu` with {} ranks, on the ops of scenario '{}'.\n"
       "# Use it with cluster.gpu = \"calibrated\". Peak = the fastest product of the plan, memory bandwidth = the\n"
-      "# fastest memory-bound op of the plan; intra-node = the bus bandwidth of the plan's data-parallel\n"
-      "# collectives ({} of them measured; none: point-to-point). Point-to-point: {:.2f} GB/s, {:.2f} us.\n"
+      "# fastest memory-bound op of the plan; intra-node = the bus bandwidth of the plan's collectives\n"
+      "# ({} of them measured; none: point-to-point). Point-to-point: {:.2f} GB/s, {:.2f} us.\n"
       "[device]\n"
       "name = \"{}\"\n"
       "peak_tflops = {:.6g}\n"
@@ -198,7 +209,7 @@ std::string to_calibration_toml(const CpuCalibrationReport& r) {
       "memory_efficiency = {:.6g}\n"
       "launch_overhead_us = {:.4f}\n"
       "gemm_points = [\n",
-      r.links.ranks, r.scenario, r.dp_collectives.size(), r.links.p2p_bytes_per_s / 1e9, r.links.p2p_latency_s * 1e6,
+      r.links.ranks, r.scenario, r.collectives.size(), r.links.p2p_bytes_per_s / 1e9, r.links.p2p_latency_s * 1e6,
       r.device.name, r.device.peak_bf16_dense_tflops, r.device.hbm_tbytes_per_s, r.device.hbm_gbytes,
       r.device.nvlink_total_gbytes_per_s / 2, r.compute.memory_efficiency,
       static_cast<double>(r.compute.launch_overhead_ns) / 1e3);
@@ -236,11 +247,12 @@ std::string to_text(const CpuCalibrationReport& r) {
   for (const CpuOpMeasurement& m : r.memory_ops) {
     out += fmt::format("{:>14.0f} {:>7} {:>11.4f} {:>9.2f}\n", m.bytes, m.calls, m.measured_s * 1e3, m.rate / 1e9);
   }
-  if (!r.dp_collectives.empty()) {
-    out += fmt::format("{:<16} {:>14} {:>7} {:>11} {:>11}   (data group of {})\n", "collective", "bytes", "calls",
-                       "time (ms)", "bus GB/s", r.dp_group_size);
-    for (const CpuCollectiveMeasurement& c : r.dp_collectives) {
-      out += fmt::format("{:<16} {:>14.0f} {:>7} {:>11.4f} {:>11.2f}\n", models::to_string(c.op), c.bytes, c.calls,
+  if (!r.collectives.empty()) {
+    out += fmt::format("{:<6} {:<16} {:>14} {:>7} {:>11} {:>11}\n", "group", "collective", "bytes", "calls",
+                       "time (ms)", "bus GB/s");
+    for (const CpuCollectiveMeasurement& c : r.collectives) {
+      out += fmt::format("{:<6} {:<16} {:>14.0f} {:>7} {:>11.4f} {:>11.2f}\n",
+                         c.group == models::GroupKind::kData ? "dp" : "tp", models::to_string(c.op), c.bytes, c.calls,
                          c.measured_s * 1e3, c.bus_bytes_per_s / 1e9);
     }
   }
@@ -254,7 +266,7 @@ std::string to_text(const CpuCalibrationReport& r) {
       r.peak_flops / 1e9, r.memory_bytes_per_s / 1e9, r.plan_memory_bytes_per_s / 1e9, r.op_overhead_s * 1e6,
       r.links.p2p_bytes_per_s / 1e9, r.links.p2p_latency_s * 1e6, r.links.allreduce_small_bytes,
       r.links.allreduce_small_s * 1e6, r.intra_node_bytes_per_s / 1e9,
-      r.dp_collectives.empty() ? "point-to-point" : "data-parallel collectives");
+      r.collectives.empty() ? "point-to-point" : "the plan's collectives");
   return out;
 }
 
@@ -285,9 +297,11 @@ std::string to_json(const CpuCalibrationReport& r) {
         .end_object();
   }
   j.end_array();
-  j.key("dp_collectives").begin_array();
-  for (const CpuCollectiveMeasurement& c : r.dp_collectives) {
+  j.key("collectives").begin_array();
+  for (const CpuCollectiveMeasurement& c : r.collectives) {
     j.begin_object()
+        .field("group", c.group == models::GroupKind::kData ? "data" : "tensor")
+        .field("members", c.members)
         .field("op", models::to_string(c.op))
         .field("bytes", c.bytes)
         .field("calls", c.calls)

@@ -13,10 +13,11 @@
 //    of them and each becomes a memory_point (cache-resident small ops run faster than streaming
 //    large ones; the cost model interpolates between the points);
 //  - the fixed cost of one op (launch_overhead_us);
-//  - MPI between ranks: every distinct data-parallel collective of the plan over a data group of
-//    this job, made as the backend makes it; their plan-weighted bus bandwidth (nccl-tests' bus
-//    factors) is the intra-node bandwidth. A plan without data-parallel collectives uses the
-//    point-to-point bandwidth (its traffic is pipeline sends). The time of a small all-reduce less
+//  - MPI between ranks: every distinct collective of the plan (data-parallel ones over a data group
+//    of this job, tensor-parallel ones over a tensor group), made as the backend makes it; their
+//    plan-weighted bus bandwidth (nccl-tests' bus factors) is the intra-node bandwidth. A plan
+//    without collectives over two or more ranks uses the point-to-point bandwidth (its traffic is
+//    pipeline sends). The time of a small all-reduce less
 //    its transfer is the collective base latency, the point-to-point latency one step's.
 #pragma once
 
@@ -28,6 +29,7 @@
 #include "models/collective.h"
 #include "models/compute_cost.h"
 #include "models/gpu_spec.h"
+#include "models/parallel_groups.h"
 #include "models/workload.h"
 #include "scenarios/scenario.h"
 
@@ -41,8 +43,10 @@ struct CpuLinkMeasurement {
   double allreduce_small_s = 0;
 };
 
-// A distinct data-parallel collective of the plan, measured over a data group.
+// A distinct collective of the plan, measured over a group of its kind.
 struct CpuCollectiveMeasurement {
+  models::GroupKind group = models::GroupKind::kData;  // kData or kTensor
+  std::int64_t members = 1;
   models::CollectiveOp op = models::CollectiveOp::kAllReduce;
   double bytes = 0;        // nccl-tests size
   std::int64_t calls = 0;  // per iteration, one rank of each pipeline stage
@@ -56,8 +60,8 @@ struct CpuCalibrationProbe {
   std::function<double(const models::GemmShape&)> gemm_seconds;  // one (batched) product
   std::function<double(double bytes)> memory_op_seconds;         // one op moving `bytes`
   std::function<double()> op_overhead_s;
-  // One call over this rank's data group (members: the plan's data-parallel size).
-  std::function<double(models::CollectiveOp, double bytes)> dp_collective_seconds;
+  // One call over this rank's group of that kind (kData or kTensor).
+  std::function<double(models::GroupKind, models::CollectiveOp, double bytes)> collective_seconds;
   CpuLinkMeasurement links;
 };
 
@@ -74,8 +78,7 @@ struct CpuCalibrationReport {
   std::string scenario;
   std::vector<CpuOpMeasurement> products;
   std::vector<CpuOpMeasurement> memory_ops;
-  std::vector<CpuCollectiveMeasurement> dp_collectives;
-  std::int64_t dp_group_size = 1;
+  std::vector<CpuCollectiveMeasurement> collectives;
   double peak_flops = 0;
   double memory_bytes_per_s = 0;       // the fastest memory-bound op
   double plan_memory_bytes_per_s = 0;  // total bytes over total time of one iteration's memory-bound ops
@@ -92,8 +95,10 @@ struct CpuCalibrationReport {
 // their calls per iteration summed over one rank of each pipeline stage; in order of first appearance.
 std::vector<CpuOpMeasurement> plan_products(const models::Workload& workload);
 std::vector<CpuOpMeasurement> plan_memory_ops(const models::Workload& workload);
-// The distinct data-parallel collectives (op, bytes) with their calls; empty when dp = 1.
-std::vector<CpuCollectiveMeasurement> plan_dp_collectives(const models::Workload& workload);
+// The distinct collectives (group, op, bytes) with their calls per iteration (one rank of each
+// stage): the data-parallel tasks when dp > 1, then the kernel lists' tensor-parallel calls when
+// tp > 1 (repeat x count per run).
+std::vector<CpuCollectiveMeasurement> plan_collectives(const models::Workload& workload);
 // nccl-tests' bus bandwidth factor of a collective over `members` ranks (all-reduce 2(n-1)/n,
 // reduce-scatter, all-gather and all-to-all (n-1)/n, broadcast 1).
 double bus_factor(models::CollectiveOp op, std::int64_t members);

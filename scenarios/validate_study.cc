@@ -98,6 +98,54 @@ ValidationReport compare(const models::Workload& workload, const backend::Trace&
   return r;
 }
 
+namespace {
+
+// The trace's units holding `rank`, as units of that rank alone, with every task that is not a
+// compute task made zero-length (at its start).
+backend::Trace compute_of_rank(const models::Workload& workload, const backend::Trace& trace, std::int64_t rank) {
+  backend::Trace out;
+  out.backend = trace.backend;
+  for (const backend::TraceUnit& unit : trace.units) {
+    if (std::find(unit.ranks.begin(), unit.ranks.end(), rank) == unit.ranks.end()) continue;
+    backend::TraceUnit u = unit;
+    u.ranks = {rank};
+    const auto& tasks = workload.stages.at(static_cast<std::size_t>(u.stage)).tasks;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      backend::TaskRecord& r = u.records.at(i);
+      if (tasks[i].kind != models::TaskKind::kCompute) r.transfer_start = r.end = r.start;
+      out.iteration_time = std::max(out.iteration_time, r.end);
+    }
+    out.units.push_back(std::move(u));
+  }
+  return out;
+}
+
+// The categories of compute tasks (the rest are communication).
+bool is_compute_category(const std::string& name) {
+  for (const models::TaskCategory c : {models::TaskCategory::kForward, models::TaskCategory::kBackward,
+                                       models::TaskCategory::kOptimizer, models::TaskCategory::kDataLoading}) {
+    if (name == models::to_string(c)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+ValidationReport compare_compute(const models::Workload& workload, const backend::Trace& predicted,
+                                 const std::vector<backend::Trace>& measured, const std::string& scenario) {
+  MEGASIM_ASSERT(!measured.empty() && measured.front().units.size() == 1, "a shard measures one rank");
+  const std::int64_t rank = measured.front().units.front().ranks.front();
+  std::vector<backend::Trace> m;
+  for (const backend::Trace& t : measured) m.push_back(compute_of_rank(workload, t, rank));
+  const backend::Trace p = compute_of_rank(workload, predicted, rank);
+  MEGASIM_ASSERT(p.units.size() == 1, "the measured rank is not in the prediction");
+  ValidationReport r = compare(workload, p, m, scenario);
+  std::erase_if(r.per_op, [](const ValidationRow& row) { return !is_compute_category(row.name); });
+  r.iteration = r.per_rank.front().compute;
+  r.iteration.name = "compute";
+  return r;
+}
+
 std::string to_text(const ValidationReport& r) {
   std::string iterations;
   for (const double t : r.measured_iterations) iterations += fmt::format("{}{:.4f}", iterations.empty() ? "" : ", ", t);

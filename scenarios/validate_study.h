@@ -53,6 +53,13 @@ std::size_t median_iteration(const std::vector<backend::Trace>& traces);
 ValidationReport compare(const models::Workload& workload, const backend::Trace& predicted,
                          const std::vector<backend::Trace>& measured, const std::string& scenario);
 
+// Shard mode (one rank's compute measured on one device, backend/cuda/shard_runner.h): only compute
+// tasks count. `measured` holds one unit (the measured rank); the prediction is that rank's unit.
+// The "iteration" row is the rank's busy compute time per iteration; per_op keeps the compute
+// categories; per_rank has the one rank.
+ValidationReport compare_compute(const models::Workload& workload, const backend::Trace& predicted,
+                                 const std::vector<backend::Trace>& measured, const std::string& scenario);
+
 std::string to_text(const ValidationReport& report);
 // Keys: predicted_iteration_time_s, measured_iteration_time_s, error_percent, measured_iterations_s,
 // per_op (name -> predicted_s, measured_s, error_percent), per_rank (list).

@@ -223,8 +223,12 @@ void CpuRankExecutor::Impl::issue_dp(std::size_t task) {
   const models::Task& t = program.tasks[task];
   MEGASIM_ASSERT(t.op != models::CollectiveOp::kSendRecv, "a data-parallel send/recv");
   records[task].start = records[task].transfer_start = now();
-  track(start_collective(t.op, t.bytes, groups.data(), dp_buffers[task], "data group"), task);
   dp_busy = true;
+  if (layout.data == 1) {  // a group of one has nothing to exchange (the simulator charges it no transfer)
+    finish(task);
+    return;
+  }
+  track(start_collective(t.op, t.bytes, groups.data(), dp_buffers[task], "data group"), task);
 }
 
 std::vector<TaskRecord> CpuRankExecutor::Impl::run_iteration() {

@@ -13,7 +13,7 @@
 //  - kDpCollective tasks are issued one at a time in program order on the data group
 //    (MPI_Iallreduce, MPI_Ireduce_scatter_block, MPI_Iallgather, ...), sized as nccl-tests sizes
 //    them (task.bytes is the whole buffer: the input of a reduce-scatter, the output of an
-//    all-gather), float32 elements;
+//    all-gather), float32 elements; over a data group of one they end as they are issued;
 //  - outstanding transfers are tested after every op of a compute task (which also gives MPI's
 //    progress engine its turns); with nothing to run, the thread waits for the next completion.
 // A task's record: start = started (compute) or posted/issued (communication), transfer_start = start

@@ -6,15 +6,9 @@
 #include <cstdint>
 #include <memory>
 
-namespace megasim::backend::cuda {
+#include "backend/cuda/gemm_runner.h"  // GemmProblem
 
-// C[m×n] = A[m×k]·B[k×n], `batch` independent products in one strided-batched call.
-struct GemmProblem {
-  std::int64_t m = 0;
-  std::int64_t n = 0;
-  std::int64_t k = 0;
-  std::int64_t batch = 1;
-};
+namespace megasim::backend::cuda {
 
 class GemmProbe {
  public:

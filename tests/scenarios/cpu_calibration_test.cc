@@ -147,7 +147,10 @@ CpuCalibrationProbe fake_probe() {
   p.gemm_seconds = fake_gemm_s;
   p.memory_op_seconds = fake_memory_s;
   p.op_overhead_s = [] { return kOverheadS; };
-  p.dp_collective_seconds = fake_dp_s;
+  p.collective_seconds = [](models::GroupKind group, models::CollectiveOp op, double bytes) {
+    EXPECT_EQ(group, models::GroupKind::kData) << "the tiny plans have no tensor parallelism";
+    return fake_dp_s(op, bytes);
+  };
   p.links.ranks = 2;
   p.links.p2p_latency_s = kP2pLatencyS;
   p.links.p2p_bytes_per_s = kP2pRate;
@@ -182,7 +185,7 @@ ShapeKey key_of(const models::GemmShape& s) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// bus_factor, plan_products, plan_memory_ops, plan_dp_collectives.
+// bus_factor, plan_products, plan_memory_ops, plan_collectives.
 
 TEST(CpuCalibration, BusFactorsAreNcclTests) {
   using models::CollectiveOp;
@@ -272,7 +275,7 @@ TEST_P(PlanOps, DpCollectivesAreTheDistinctCallsOfTheDataGroup) {
       ++total;
     }
   }
-  const std::vector<CpuCollectiveMeasurement> dp = plan_dp_collectives(w);
+  const std::vector<CpuCollectiveMeasurement> dp = plan_collectives(w);
   if (!data_parallel) {
     EXPECT_TRUE(dp.empty());
     return;
@@ -290,6 +293,35 @@ TEST_P(PlanOps, DpCollectivesAreTheDistinctCallsOfTheDataGroup) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyGpt, PlanOps, ::testing::Values(false, true), plan_name);
+
+// With tensor parallelism the kernel lists' TP calls are collectives of the plan too: counted per
+// iteration as repeat x count over one rank of each stage, over a tensor group of tp members.
+TEST(PlanCollectives, TensorParallelCallsCountRepeatTimesCount) {
+  Scenario s = load_scenario_text(tiny_scenario(false));
+  s.plan.tensor_model_parallel_size = 2;
+  s.plan.pipeline_model_parallel_size = 1;
+  const models::Workload w = workload_of(s);
+  ASSERT_EQ(w.plan.tp, 2);
+  std::int64_t expected = 0;
+  for (const models::StageProgram& stage : w.stages) {
+    for (const models::Task& task : stage.tasks) {
+      if (task.kind != models::TaskKind::kCompute) continue;
+      for (const models::Task::KernelRun& run : task.runs) {
+        for (const models::TpCollective& call : w.kernels[static_cast<std::size_t>(run.kernels)].tp_collectives) {
+          expected += static_cast<std::int64_t>(run.repeat) * call.count;
+        }
+      }
+    }
+  }
+  ASSERT_GT(expected, 0);
+  std::int64_t counted = 0;
+  for (const CpuCollectiveMeasurement& c : plan_collectives(w)) {
+    EXPECT_EQ(c.group, models::GroupKind::kTensor);  // dp = 1: no data-parallel collective
+    EXPECT_EQ(c.members, 2);
+    counted += c.calls;
+  }
+  EXPECT_EQ(counted, expected);
+}
 
 // ---------------------------------------------------------------------------------------------
 // run_cpu_calibration.
@@ -374,8 +406,7 @@ TEST(CpuCalibration, Pp2ReportFollowsTheProbe) {
   EXPECT_EQ(r.compute.launch_overhead_ns, 1'000);
 
   // No data-parallel collective at DP 1: the intra-node bandwidth is the point-to-point one.
-  EXPECT_TRUE(r.dp_collectives.empty());
-  EXPECT_EQ(r.dp_group_size, 1);
+  EXPECT_TRUE(r.collectives.empty());
   EXPECT_DOUBLE_EQ(r.intra_node_bytes_per_s, kP2pRate);
 
   // The device: peak and bandwidth in the file's units, memory per rank, NVLink both ways.
@@ -421,9 +452,10 @@ TEST(CpuCalibration, Dp2IntraNodeIsThePlanWeightedBusBandwidth) {
   ASSERT_LT(expected, kDpBusRate);  // the 10 µs latency costs something
 
   const CpuCalibrationReport r = run_cpu_calibration(s, fake_probe());
-  EXPECT_EQ(r.dp_group_size, 2);
-  ASSERT_FALSE(r.dp_collectives.empty());
-  for (const CpuCollectiveMeasurement& c : r.dp_collectives) {
+  ASSERT_FALSE(r.collectives.empty());
+  for (const CpuCollectiveMeasurement& c : r.collectives) {
+    EXPECT_EQ(c.group, models::GroupKind::kData);
+    EXPECT_EQ(c.members, 2);
     EXPECT_DOUBLE_EQ(c.measured_s, fake_dp_s(c.op, c.bytes));
     EXPECT_NEAR(c.bus_bytes_per_s, c.bytes * dp_bus_factor(c.op) / c.measured_s, 1e-9 * kDpBusRate);
   }
@@ -474,7 +506,7 @@ TEST(CpuCalibration, ABadProbeTimeIsAConfigError) {
     EXPECT_EQ(thrown_key(pp, overhead), "--backend") << "overhead " << bad;
 
     CpuCalibrationProbe collective = fake_probe();
-    collective.dp_collective_seconds = [bad](models::CollectiveOp, double) { return bad; };
+    collective.collective_seconds = [bad](models::GroupKind, models::CollectiveOp, double) { return bad; };
     EXPECT_EQ(thrown_key(dp, collective), "--backend") << "collective " << bad;
   }
 }
@@ -556,7 +588,7 @@ TEST(CpuCalibration, TextAndJsonCarryTheMeasurements) {
   EXPECT_DOUBLE_EQ(json_number(json, "p2p_latency_s"), kP2pLatencyS);
   EXPECT_DOUBLE_EQ(json_number(json, "p2p_bytes_per_s"), kP2pRate);
   EXPECT_DOUBLE_EQ(json_number(json, "intra_node_bytes_per_s"), r.intra_node_bytes_per_s);
-  for (const char* key : {"\"products\": [", "\"dp_collectives\": [", "\"memory_ops\": ["}) {
+  for (const char* key : {"\"products\": [", "\"collectives\": [", "\"memory_ops\": ["}) {
     EXPECT_NE(json.find(key), std::string::npos) << key;
   }
   // One "flops_per_s" per product, one "bus_bytes_per_s" per collective.
@@ -573,8 +605,8 @@ TEST(CpuCalibration, TextAndJsonCarryTheMeasurements) {
   EXPECT_NE(text.find("peak (fastest product)     50.00 GFLOP/s"), std::string::npos) << text;
   EXPECT_NE(text.find("fastest 20.00 GB/s"), std::string::npos) << text;
   EXPECT_NE(text.find("op overhead                1.000 us"), std::string::npos) << text;
-  EXPECT_NE(text.find("data-parallel collectives"), std::string::npos) << text;
-  EXPECT_NE(text.find("(data group of 2)"), std::string::npos) << text;
+  EXPECT_NE(text.find("(the plan's collectives)"), std::string::npos) << text;
+  EXPECT_NE(text.find("dp     reduce_scatter"), std::string::npos) << text;
   const std::string pp_text = to_text(run_cpu_calibration(load_scenario_text(tiny_scenario(false)), fake_probe()));
   EXPECT_NE(pp_text.find("intra-node bandwidth       3.00 GB/s (point-to-point)"), std::string::npos) << pp_text;
 }

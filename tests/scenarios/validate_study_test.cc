@@ -342,3 +342,34 @@ TEST(ValidateStudy, TextNamesTheRunAndTheErrors) {
 
 }  // namespace
 }  // namespace megasim::scenarios
+
+namespace megasim::scenarios {
+namespace {
+
+// Shard mode: rank 2 (stage 1) measured alone, compute tasks only. Predicted compute of rank 2 (its
+// TP group's unit): 20 + 1000 + 2000 + 500 = 3520 µs; measured (rank 2's unit above): 50 + 1200 +
+// 2200 + 500 = 3950 µs. The pipeline rows drop out.
+TEST(ValidateStudy, ShardModeComparesOneRanksCompute) {
+  backend::Trace shard = measured_trace(1.0);
+  shard.units = {shard.units[2]};
+  const ValidationReport r = compare_compute(two_stage_workload(), predicted_trace(), {shard}, "two stages");
+  EXPECT_EQ(r.iteration.name, "compute");
+  EXPECT_NEAR(r.iteration.predicted_s, 3520 * kUs, 1e-12);
+  EXPECT_NEAR(r.iteration.measured_s, 3950 * kUs, 1e-12);
+  EXPECT_NEAR(r.iteration.error_percent, percent(3520, 3950), 1e-9);
+  ASSERT_EQ(r.per_rank.size(), 1u);
+  EXPECT_EQ(r.per_rank[0].rank, 2);
+  EXPECT_EQ(r.per_rank[0].stage, 1);
+  for (const ValidationRow& row : r.per_op) {
+    EXPECT_TRUE(row.name == "forward" || row.name == "backward" || row.name == "optimizer" ||
+                row.name == "data_loading")
+        << row.name;
+  }
+  const ValidationRow* backward = find_op(r, TaskCategory::kBackward);
+  ASSERT_NE(backward, nullptr);
+  EXPECT_NEAR(backward->predicted_s, 2000 * kUs, 1e-12);
+  EXPECT_NEAR(backward->measured_s, 2200 * kUs, 1e-12);
+}
+
+}  // namespace
+}  // namespace megasim::scenarios
