@@ -7,12 +7,7 @@
 # toml++ libraries they link, and since the cpu backend Open MPI: scripts/device/collect_devlibs.sh);
 # cuBLASLt and NCCL are the device's own. Outputs under $OUT (8 files).
 set -uo pipefail
-out=${OUT:-/tmp/megasim-device}
-mkdir -p "$out"
-libdirs=$(find /usr/local /usr/lib /opt -xdev \( -name 'libcublasLt.so.13' -o -name 'libnccl.so.2' \) -printf '%h\n' \
-          2>/dev/null | sort -u | tr '\n' ':')
-export LD_LIBRARY_PATH="$PWD/.devlibs:${libdirs}${LD_LIBRARY_PATH:-}"
-ldd build-cuda/cli/megasim | grep -E "not found|cublas|nccl"
+source scripts/device/device_env.sh
 build-cuda/tests/backend/megasim_cuda_tests 2>&1 | tee "$out/cuda_tests.log"
 scenario=scenarios/megascale/175b_megascale.toml
 {

@@ -7,12 +7,7 @@
 # build-cuda/tests/backend/megasim_cuda_tests and .devlibs (scripts/device/collect_devlibs.sh; build
 # with -DMEGASIM_CPU_NATIVE=OFF). Outputs under $OUT.
 set -uo pipefail
-out=${OUT:-/tmp/megasim-device}
-mkdir -p "$out"
-libdirs=$(find /usr/local /usr/lib /opt -xdev \( -name 'libcublasLt.so.13' -o -name 'libnccl.so.2' \) -printf '%h\n' \
-          2>/dev/null | sort -u | tr '\n' ':')
-export LD_LIBRARY_PATH="$PWD/.devlibs:${libdirs}${LD_LIBRARY_PATH:-}"
-ldd build-cuda/cli/megasim | grep -E "not found|cublas|nccl"
+source scripts/device/device_env.sh
 timeout 120 build-cuda/tests/backend/megasim_cuda_tests 2>&1 | tee "$out/cuda_tests.log"
 for stage in 0 7; do
   timeout 150 build-cuda/cli/megasim validate scenarios/megascale/175b_megascale.toml --backend cuda --stage "$stage" \
