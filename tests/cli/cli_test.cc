@@ -187,6 +187,25 @@ TEST(Cli, RunOnTheCpuBackendReportsTheMeasuredIteration) {
   EXPECT_NE(r.output.find(R"("iteration_time_s")"), std::string::npos) << r.output;
 }
 
+// A real validation: 2 MPI processes started by megasim itself, the comparison printed as JSON and
+// written with both sides' Perfetto traces.
+TEST(Cli, ValidateOnTheCpuBackendWritesTheComparisonAndBothTraces) {
+  const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_validate";
+  std::filesystem::remove_all(dir);
+  const Result r = run("validate " + scenario("validate/tiny_gpt_dp2.toml") +
+                       " --iterations 1 --warmup 0 --json --set plan.global_batch_size=2 --set calibration.file=" +
+                       scenario("calibration/cpu_amd_epyc_tiny_gpt_dp2.toml") + " --out " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* key : {"\"predicted_iteration_time_s\"", "\"measured_iteration_time_s\"", "\"error_percent\"",
+                          "\"per_op\"", "\"per_rank\""}) {
+    EXPECT_NE(r.output.find(key), std::string::npos) << key;
+  }
+  for (const char* file : {"validation.json", "measured_trace.json", "predicted_trace.json"}) {
+    EXPECT_GT(std::filesystem::file_size(dir / file), 100u) << file;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Cli, BackendsListsTheSimulatorTheCpuBackendAndWhatIsNotBuilt) {
   const Result text = run("backends");
   EXPECT_EQ(text.exit_code, 0) << text.output;
