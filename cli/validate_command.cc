@@ -15,6 +15,7 @@
 #include "cli/cpu_runs.h"
 #include "cli/scenario_options.h"
 #include "models/plan.h"
+#include "scenarios/device.h"
 #include "scenarios/perfetto_trace.h"
 #include "scenarios/run_study.h"
 #include "scenarios/validate_study.h"
@@ -62,6 +63,11 @@ void emit(const ValidateOptions& o, const scenarios::ValidationReport& report, c
 }
 
 void validate_on_cpu(const ValidateOptions& o, const scenarios::Scenario& s) {
+  if (s.gpu != scenarios::kCalibratedGpu) {
+    throw sim::ConfigError("cluster.gpu", s.gpu,
+                           "\"calibrated\" with --backend cpu: the prediction must be for this machine, as "
+                           "megasim calibrate --backend cpu measured it");
+  }
   // The prediction first: a scenario the simulator refuses (no calibration, a plan that does not fit)
   // is refused before any process is started.
   const scenarios::RunResult predicted = scenarios::run_iteration_study(s);
