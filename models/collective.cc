@@ -99,12 +99,20 @@ void validate(const CollectiveParams& params) {
   check_non_negative(params.base_latency_ns, "collective.base_latency_us");
   check_non_negative(params.nvlink_step_latency_ns, "collective.nvlink_step_latency_us");
   check_non_negative(params.net_step_latency_ns, "collective.net_step_latency_us");
+  if (!(params.reduction_gbytes_per_s >= 0) || !std::isfinite(params.reduction_gbytes_per_s)) {
+    throw sim::ConfigError("collective.reduction_gbytes_per_s", std::to_string(params.reduction_gbytes_per_s),
+                           "GB/s >= 0 (0: reductions are free)");
+  }
 }
 
 sim::SimTime phase_latency_ns(const CommPhase& phase, const CollectiveParams& params) {
-  if (!phase.crosses_network) return phase.steps * params.nvlink_step_latency_ns;
+  const sim::SimTime reduction =
+      params.reduction_gbytes_per_s > 0
+          ? static_cast<sim::SimTime>(std::llround(phase.reduced_bytes / params.reduction_gbytes_per_s))  // ns
+          : 0;
+  if (!phase.crosses_network) return phase.steps * params.nvlink_step_latency_ns + reduction;
   return (phase.steps - phase.intra_server_steps) * params.net_step_latency_ns +
-         phase.intra_server_steps * params.nvlink_step_latency_ns;
+         phase.intra_server_steps * params.nvlink_step_latency_ns + reduction;
 }
 
 sim::SimTime CollectivePlan::latency_ns(const CollectiveParams& params) const {

@@ -39,6 +39,12 @@ struct CollectiveParams {
   // member per server: reduce-scatter over NVLink, one ring per rail across servers, all-gather over
   // NVLink (see plan_collective). The tree has its own intra-server chains and ignores this.
   bool hierarchical = true;
+  // How fast a member combines received data into its own in reducing collectives (all-reduce,
+  // reduce-scatter), GB/s of received data; each reducing phase then costs its reduced bytes at this
+  // rate after its transfer (CommPhase::reduced_bytes). 0: free, as with NCCL, whose reduction is
+  // fused into its copies and hidden by them; MPI on CPUs sums on the core that copied the data
+  // (megasim calibrate --backend cpu measures it).
+  double reduction_gbytes_per_s = 0;
 };
 // Throws sim::ConfigError("collective.<key>", ...) for out-of-range values.
 void validate(const CollectiveParams& params);
@@ -65,8 +71,13 @@ struct CommPhase {
   // Of `steps`, those whose hops all stay inside a server (a tree's intra-server chain) and so pay
   // the NVLink step latency even when the phase crosses the network.
   std::int32_t intra_server_steps = 0;
+  // Bytes each member combines into its own in this phase: (n-1)/n of what a ring reduce-scatter
+  // (or an all-reduce's reduce-scatter half) over n members handles, the average over members of a
+  // tree's (each non-root member's buffer is combined once); 0 for phases that only copy.
+  double reduced_bytes = 0;
 };
-// steps x step latency of one phase (no base latency).
+// steps x step latency of one phase, plus its reduced bytes at params.reduction_gbytes_per_s (no
+// base latency).
 sim::SimTime phase_latency_ns(const CommPhase& phase, const CollectiveParams& params);
 
 struct CollectivePlan {

@@ -84,11 +84,13 @@ void plan_flat_ring(CollectivePlan& plan, const CollectiveParams& params) {
     case CollectiveOp::kAllReduce:
       add_rings(phase, members, true, 2.0 * (nd - 1.0) / nd * per_channel, params.channels);
       phase.steps = static_cast<std::int32_t>(2 * (n - 1));
+      phase.reduced_bytes = (nd - 1.0) / nd * plan.bytes;
       break;
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather:
       add_rings(phase, members, true, (nd - 1.0) / nd * per_channel, params.channels);
       phase.steps = static_cast<std::int32_t>(n - 1);
+      if (plan.op == CollectiveOp::kReduceScatter) phase.reduced_bytes = (nd - 1.0) / nd * plan.bytes;
       break;
     case CollectiveOp::kBroadcast:
       add_rings(phase, members, false, per_channel, params.channels);
@@ -119,15 +121,21 @@ void plan_hierarchical_ring(CollectivePlan& plan, const ServerMembers& servers, 
   const auto m64 = static_cast<std::int64_t>(m), k64 = static_cast<std::int64_t>(k);
   const CommPhase intra = ring_phase(servers, (kd - 1.0) / kd * per_channel, k64 - 1, params.channels);
   const double rail_once = (md - 1.0) / md * per_channel / kd;  // reduce-scatter or all-gather of S/k
+  // The reducing phases: the intra-server reduce-scatter of S and the rail phase over S/k.
+  CommPhase intra_reduce = intra;
+  intra_reduce.reduced_bytes = (kd - 1.0) / kd * plan.bytes;
+  const double rail_reduced = (md - 1.0) / md * plan.bytes / kd;
   switch (plan.op) {
     case CollectiveOp::kAllReduce:
-      plan.phases.push_back(intra);
+      plan.phases.push_back(intra_reduce);
       plan.phases.push_back(ring_phase(rails, 2.0 * rail_once, 2 * (m64 - 1), params.channels));
+      plan.phases.back().reduced_bytes = rail_reduced;
       plan.phases.push_back(intra);
       break;
     case CollectiveOp::kReduceScatter:
-      plan.phases.push_back(intra);
+      plan.phases.push_back(intra_reduce);
       plan.phases.push_back(ring_phase(rails, rail_once, m64 - 1, params.channels));
+      plan.phases.back().reduced_bytes = rail_reduced;
       break;
     case CollectiveOp::kAllGather:
       plan.phases.push_back(ring_phase(rails, rail_once, m64 - 1, params.channels));

@@ -87,6 +87,8 @@ void plan_double_binary_tree(CollectivePlan& plan, const ServerMembers& servers,
   CommPhase& phase = plan.phases.emplace_back();
   phase.steps = 2 * (depth + chain);
   phase.intra_server_steps = 2 * chain;
+  const double n = static_cast<double>(plan.group_size);
+  phase.reduced_bytes = (n - 1.0) / n * plan.bytes;  // every member but the root's buffer combined once
   const int channels = 2 * params.channels;
   const double bytes_per_edge = plan.bytes / static_cast<double>(channels);
   for (int j = 0; j < channels; ++j) phase.channels.push_back(tree_channel(servers, j, bytes_per_edge));

@@ -129,9 +129,12 @@ void apply_collective(const toml::table& t, models::CollectiveParams& c) {
       c.nvlink_step_latency_ns = microseconds(node, key);
     else if (name == "net_step_latency_us")
       c.net_step_latency_ns = microseconds(node, key);
+    else if (name == "reduction_gbytes_per_s")
+      c.reduction_gbytes_per_s = number(node, key);
     else
       throw sim::ConfigError(key, "(unknown key)",
-                             "one of base_latency_us, nvlink_step_latency_us, net_step_latency_us");
+                             "one of base_latency_us, nvlink_step_latency_us, net_step_latency_us, "
+                             "reduction_gbytes_per_s");
   }
 }
 

@@ -20,6 +20,7 @@
 //   base_latency_us = 10
 //   nvlink_step_latency_us = 1             # one algorithm step between ranks of one server
 //   net_step_latency_us = 5
+//   reduction_gbytes_per_s = 3             # combining received data (0: free, as with NCCL)
 //
 //   [device]                               # a machine gpus.csv does not list (megasim calibrate
 //   name = "cpu: AMD EPYC, Eigen float32"  #   --backend cpu): used when cluster.gpu = "calibrated"

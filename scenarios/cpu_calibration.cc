@@ -142,19 +142,55 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
   r.plan_memory_bytes_per_s = plan_bytes / plan_seconds;
 
   const CpuLinkMeasurement& l = r.links;
+  // Links: the transfer bandwidth from the collectives that only copy (all-gather, broadcast,
+  // all-to-all); a plan whose collectives all reduce also gets an all-gather of each one's size
+  // measured. What a reducing collective takes beyond its transfer at that bandwidth is its
+  // reduction: (n-1)/n of its bytes combined per member (models/collective.h).
   r.collectives = plan_collectives(workload);
-  double bus_bytes = 0;
-  double bus_seconds = 0;
   for (CpuCollectiveMeasurement& c : r.collectives) {
     c.measured_s = positive_time(probe.collective_seconds(c.group, c.op, c.bytes), "a collective");
     c.bus_bytes_per_s = c.bytes * bus_factor(c.op, c.members) / c.measured_s;
-    bus_bytes += c.bytes * bus_factor(c.op, c.members) * static_cast<double>(c.calls);
-    bus_seconds += c.measured_s * static_cast<double>(c.calls);
+  }
+  const auto reduces = [](models::CollectiveOp op) {
+    return op == models::CollectiveOp::kAllReduce || op == models::CollectiveOp::kReduceScatter;
+  };
+  const bool any_copy =
+      std::any_of(r.collectives.begin(), r.collectives.end(), [&](const auto& c) { return !reduces(c.op); });
+  if (!any_copy) {
+    for (const CpuCollectiveMeasurement& c : std::vector<CpuCollectiveMeasurement>(r.collectives)) {
+      CpuCollectiveMeasurement copy = c;
+      copy.op = models::CollectiveOp::kAllGather;
+      copy.measured_s = positive_time(probe.collective_seconds(c.group, copy.op, c.bytes), "a collective");
+      copy.bus_bytes_per_s = c.bytes * bus_factor(copy.op, c.members) / copy.measured_s;
+      copy.calls = 0;  // measured for the link only; the plan does not run it
+      r.link_probes.push_back(copy);
+    }
+  }
+  double bus_bytes = 0;
+  double bus_seconds = 0;
+  for (const auto* rows : {&r.collectives, &r.link_probes}) {
+    for (const CpuCollectiveMeasurement& c : *rows) {
+      if (reduces(c.op)) continue;
+      const double weight = static_cast<double>(std::max<std::int64_t>(1, c.calls));
+      bus_bytes += c.bytes * bus_factor(c.op, c.members) * weight;
+      bus_seconds += c.measured_s * weight;
+    }
   }
   r.intra_node_bytes_per_s = bus_seconds > 0 ? bus_bytes / bus_seconds : l.p2p_bytes_per_s;
   if (!(r.intra_node_bytes_per_s > 0)) {
     throw sim::ConfigError("--backend", "cpu", "a job of 2 or more ranks, to measure the links between them");
   }
+  double reduced_bytes = 0;
+  double reduction_s = 0;
+  for (const CpuCollectiveMeasurement& c : r.collectives) {
+    if (!reduces(c.op)) continue;
+    const double members = static_cast<double>(c.members);
+    const double transfer_s = c.bytes * bus_factor(c.op, c.members) / r.intra_node_bytes_per_s;
+    reduced_bytes += (members - 1) / members * c.bytes * static_cast<double>(c.calls);
+    reduction_s += (c.measured_s - transfer_s) * static_cast<double>(c.calls);
+  }
+  // No time beyond the transfer: reductions are free at this resolution.
+  r.reduction_bytes_per_s = reduction_s > 0 ? reduced_bytes / reduction_s : 0;
 
   r.device.name = probe.device;
   r.device.peak_bf16_dense_tflops = r.peak_flops / 1e12;
@@ -182,12 +218,16 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
   }
   models::validate(r.compute);
 
-  const double small_wire = l.allreduce_small_bytes *
-                            bus_factor(models::CollectiveOp::kAllReduce, std::max(2, l.ranks)) /
-                            r.intra_node_bytes_per_s;
+  const int ranks = std::max(2, l.ranks);
+  const double small_reduction =
+      r.reduction_bytes_per_s > 0 ? (ranks - 1.0) / ranks * l.allreduce_small_bytes / r.reduction_bytes_per_s : 0;
+  const double small_wire =
+      l.allreduce_small_bytes * bus_factor(models::CollectiveOp::kAllReduce, ranks) / r.intra_node_bytes_per_s +
+      small_reduction;
   r.collective.base_latency_ns = std::max<sim::SimTime>(0, std::llround((l.allreduce_small_s - small_wire) * 1e9));
   r.collective.nvlink_step_latency_ns = std::llround(l.p2p_latency_s * 1e9);
   r.collective.net_step_latency_ns = r.collective.nvlink_step_latency_ns;
+  r.collective.reduction_gbytes_per_s = r.reduction_bytes_per_s / 1e9;
   return r;
 }
 
@@ -227,10 +267,11 @@ std::string to_calibration_toml(const CpuCalibrationReport& r) {
       "[collective]\n"
       "base_latency_us = {:.3f}\n"
       "nvlink_step_latency_us = {:.3f}\n"
-      "net_step_latency_us = {:.3f}\n",
+      "net_step_latency_us = {:.3f}\n"
+      "reduction_gbytes_per_s = {:.6g}\n",
       static_cast<double>(r.collective.base_latency_ns) / 1e3,
       static_cast<double>(r.collective.nvlink_step_latency_ns) / 1e3,
-      static_cast<double>(r.collective.net_step_latency_ns) / 1e3);
+      static_cast<double>(r.collective.net_step_latency_ns) / 1e3, r.collective.reduction_gbytes_per_s);
   return out;
 }
 
@@ -262,11 +303,14 @@ std::string to_text(const CpuCalibrationReport& r) {
       "op overhead                {:.3f} us\n"
       "point-to-point             {:.2f} GB/s, {:.2f} us\n"
       "small all-reduce           {:.0f} B in {:.1f} us\n"
-      "intra-node bandwidth       {:.2f} GB/s ({})\n",
+      "intra-node bandwidth       {:.2f} GB/s ({})\n"
+      "reductions                 {}\n",
       r.peak_flops / 1e9, r.memory_bytes_per_s / 1e9, r.plan_memory_bytes_per_s / 1e9, r.op_overhead_s * 1e6,
       r.links.p2p_bytes_per_s / 1e9, r.links.p2p_latency_s * 1e6, r.links.allreduce_small_bytes,
       r.links.allreduce_small_s * 1e6, r.intra_node_bytes_per_s / 1e9,
-      r.collectives.empty() ? "point-to-point" : "the plan's collectives");
+      r.collectives.empty() ? "point-to-point" : "the plan's copying collectives",
+      r.reduction_bytes_per_s > 0 ? fmt::format("{:.2f} GB/s of received data", r.reduction_bytes_per_s / 1e9)
+                                  : std::string("free (no time beyond the transfer)"));
   return out;
 }
 
@@ -283,7 +327,8 @@ std::string to_json(const CpuCalibrationReport& r) {
       .field("op_overhead_s", r.op_overhead_s)
       .field("p2p_latency_s", r.links.p2p_latency_s)
       .field("p2p_bytes_per_s", r.links.p2p_bytes_per_s)
-      .field("intra_node_bytes_per_s", r.intra_node_bytes_per_s);
+      .field("intra_node_bytes_per_s", r.intra_node_bytes_per_s)
+      .field("reduction_bytes_per_s", r.reduction_bytes_per_s);
   j.key("products").begin_array();
   for (const CpuOpMeasurement& m : r.products) {
     j.begin_object()

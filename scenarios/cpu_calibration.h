@@ -14,10 +14,14 @@
 //    large ones; the cost model interpolates between the points);
 //  - the fixed cost of one op (launch_overhead_us);
 //  - MPI between ranks: every distinct collective of the plan (data-parallel ones over a data group
-//    of this job, tensor-parallel ones over a tensor group), made as the backend makes it; their
-//    plan-weighted bus bandwidth (nccl-tests' bus factors) is the intra-node bandwidth. A plan
-//    without collectives over two or more ranks uses the point-to-point bandwidth (its traffic is
-//    pipeline sends). The time of a small all-reduce less
+//    of this job, tensor-parallel ones over a tensor group), made as the backend makes it. The
+//    plan-weighted bus bandwidth (nccl-tests' bus factors) of those that only copy (all-gather,
+//    broadcast, all-to-all; an all-gather of each reducing one's size when the plan has none) is the
+//    intra-node bandwidth; what the reducing ones (all-reduce, reduce-scatter) take beyond their
+//    transfer at that bandwidth is their reduction, (n-1)/n of their bytes per member, whose
+//    plan-weighted rate is collective.reduction_gbytes_per_s (MPI sums on the core). A plan without
+//    collectives over two or more ranks uses the point-to-point bandwidth (its traffic is pipeline
+//    sends). The time of a small all-reduce less
 //    its transfer is the collective base latency, the point-to-point latency one step's.
 #pragma once
 
@@ -79,12 +83,14 @@ struct CpuCalibrationReport {
   std::vector<CpuOpMeasurement> products;
   std::vector<CpuOpMeasurement> memory_ops;
   std::vector<CpuCollectiveMeasurement> collectives;
+  std::vector<CpuCollectiveMeasurement> link_probes;  // all-gathers measured for the link alone (calls 0)
   double peak_flops = 0;
   double memory_bytes_per_s = 0;       // the fastest memory-bound op
   double plan_memory_bytes_per_s = 0;  // total bytes over total time of one iteration's memory-bound ops
   double op_overhead_s = 0;
   CpuLinkMeasurement links;
   double intra_node_bytes_per_s = 0;
+  double reduction_bytes_per_s = 0;  // 0: no time beyond the transfer
   // What the file carries.
   models::GpuSpec device;
   models::ComputeCalibration compute;

@@ -128,6 +128,9 @@ void add_collective_keys(std::vector<KeySpec>& t) {
                        &CollectiveParams::net_step_latency_ns, kNsPerMicrosecond));
   t.push_back(field("collective", "hierarchical", "", "NVLink reduce-scatter, per-rail rings, NVLink all-gather", c,
                     &CollectiveParams::hierarchical));
+  t.push_back(field("collective", "reduction_gbytes_per_s", "GB/s",
+                    "rate of combining received data in reducing collectives (0: free, as with NCCL)", c,
+                    &CollectiveParams::reduction_gbytes_per_s));
 }
 
 void add_model_keys(std::vector<KeySpec>& t) {

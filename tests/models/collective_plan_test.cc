@@ -269,3 +269,54 @@ TEST(CollectivePlan, InvalidParamsAndRequestsNameTheKey) {
 
 }  // namespace
 }  // namespace megasim::models
+
+namespace megasim::models {
+namespace {
+
+double total_reduced(const CollectivePlan& p) {
+  double total = 0;
+  for (const CommPhase& phase : p.phases) total += phase.reduced_bytes;
+  return total;
+}
+
+// Each member combines (n-1)/n of the buffer in a ring reduce-scatter or all-reduce, nothing in an
+// all-gather; the two-level ring splits that into (k-1)/k of S inside servers and (m-1)/m of S/k on
+// the rails; the tree combines every buffer but the root's once, (n-1)/n per member on average.
+TEST(CollectivePlan, ReducedBytesPerMember) {
+  const double s = kMiB;
+  const std::vector<std::int64_t> four_apart{0, 1, 2, 3};
+  EXPECT_DOUBLE_EQ(total_reduced(plan(CollectiveOp::kReduceScatter, four_apart, s)), 0.75 * s);
+  EXPECT_DOUBLE_EQ(total_reduced(plan(CollectiveOp::kAllReduce, four_apart, s)), 0.75 * s);
+  EXPECT_DOUBLE_EQ(total_reduced(plan(CollectiveOp::kAllGather, four_apart, s)), 0.0);
+  EXPECT_DOUBLE_EQ(total_reduced(plan(CollectiveOp::kBroadcast, four_apart, s)), 0.0);
+  const std::vector<std::int64_t> two_by_four{0, 0, 0, 0, 1, 1, 1, 1};  // m = 2 servers of k = 4
+  const CollectivePlan hierarchical = plan(CollectiveOp::kAllReduce, two_by_four, s);
+  ASSERT_EQ(hierarchical.phases.size(), 3u);
+  EXPECT_DOUBLE_EQ(hierarchical.phases[0].reduced_bytes, 0.75 * s);     // (k-1)/k of S
+  EXPECT_DOUBLE_EQ(hierarchical.phases[1].reduced_bytes, 0.5 * s / 4);  // (m-1)/m of S/k
+  EXPECT_DOUBLE_EQ(hierarchical.phases[2].reduced_bytes, 0.0);          // the all-gather
+  const CollectivePlan tree =
+      plan_collective(CollectiveOp::kAllReduce, CollectiveAlgorithm::kTree, s, four_apart, CollectiveParams{});
+  EXPECT_DOUBLE_EQ(total_reduced(tree), 0.75 * s);
+}
+
+// With a reduction rate, a reducing phase costs its reduced bytes at that rate on top of its steps;
+// at the default 0 (NCCL) it costs nothing more.
+TEST(CollectivePlan, ReductionRateAddsToThePhaseLatency) {
+  CollectiveParams free;
+  CollectiveParams slow;
+  slow.reduction_gbytes_per_s = 2.0;  // 2 bytes per ns
+  const CollectivePlan rs = plan(CollectiveOp::kReduceScatter, {0, 0}, 4000.0, slow);
+  ASSERT_EQ(rs.phases.size(), 1u);
+  const sim::SimTime steps = rs.phases[0].steps * slow.nvlink_step_latency_ns;  // one server
+  EXPECT_EQ(phase_latency_ns(rs.phases[0], free), steps);
+  EXPECT_EQ(phase_latency_ns(rs.phases[0], slow), steps + 1000);  // half of 4000 bytes at 2 B/ns
+  const CollectivePlan ag = plan(CollectiveOp::kAllGather, {0, 0}, 4000.0, slow);
+  EXPECT_EQ(phase_latency_ns(ag.phases[0], slow), phase_latency_ns(ag.phases[0], free));
+  CollectiveParams bad;
+  bad.reduction_gbytes_per_s = -1;
+  EXPECT_THROW(validate(bad), sim::ConfigError);
+}
+
+}  // namespace
+}  // namespace megasim::models

@@ -99,6 +99,7 @@ constexpr double kStreamRate = 8e9;
 constexpr double kOverheadS = 1e-6;  // well under the smallest op, so no time is clamped
 constexpr double kDpBusRate = 2e9;
 constexpr double kDpLatencyS = 1e-5;
+constexpr double kReductionRate = 4e9;
 constexpr double kP2pRate = 3e9;
 constexpr double kP2pLatencyS = 5e-6;
 constexpr double kSmallAllReduceBytes = 8192;
@@ -136,8 +137,13 @@ double dp_bus_factor(models::CollectiveOp op) {
       return 1.0;
   }
 }
+bool reduces(models::CollectiveOp op) {
+  return op == models::CollectiveOp::kAllReduce || op == models::CollectiveOp::kReduceScatter;
+}
+// Over 2 members: the transfer at the bus rate, a fixed latency, and for a reducing collective the
+// combining of the half it receives at kReductionRate.
 double fake_dp_s(models::CollectiveOp op, double bytes) {
-  return bytes * dp_bus_factor(op) / kDpBusRate + kDpLatencyS;
+  return bytes * dp_bus_factor(op) / kDpBusRate + kDpLatencyS + (reduces(op) ? 0.5 * bytes / kReductionRate : 0.0);
 }
 
 CpuCalibrationProbe fake_probe() {
@@ -435,38 +441,83 @@ TEST(CpuCalibration, Pp2ReportFollowsTheProbe) {
 
 // DP 2: the intra-node bandwidth is the plan-weighted bus bandwidth of the data-parallel
 // collectives, sum(calls × bytes × bus factor) / sum(calls × seconds), counted here from the tasks.
-TEST(CpuCalibration, Dp2IntraNodeIsThePlanWeightedBusBandwidth) {
+// DP 2 (distributed optimizer: a reduce-scatter of the gradients, an all-gather of the parameters):
+// the intra-node bandwidth is the plan-weighted bus bandwidth of the collectives that only copy,
+// sum(calls x bytes x bus factor) / sum(calls x seconds) over the all-gathers; the reduction rate is
+// the reducing collectives' half of their bytes over their time beyond the transfer at that
+// bandwidth. Both counted here from the tasks.
+TEST(CpuCalibration, Dp2IntraNodeIsTheCopyingBandwidthAndTheRestReduction) {
   const Scenario s = load_scenario_text(tiny_scenario(true));
   const models::Workload w = workload_of(s);
-  double bus_bytes = 0;
-  double seconds = 0;
+  double copy_bytes = 0;
+  double copy_seconds = 0;
   for (const models::StageProgram& stage : w.stages) {
     for (const models::Task& task : stage.tasks) {
-      if (task.kind != models::TaskKind::kDpCollective) continue;
-      bus_bytes += task.bytes * dp_bus_factor(task.op);
-      seconds += fake_dp_s(task.op, task.bytes);
+      if (task.kind != models::TaskKind::kDpCollective || reduces(task.op)) continue;
+      copy_bytes += task.bytes * dp_bus_factor(task.op);
+      copy_seconds += fake_dp_s(task.op, task.bytes);
     }
   }
-  ASSERT_GT(seconds, 0);
-  const double expected = bus_bytes / seconds;
-  ASSERT_LT(expected, kDpBusRate);  // the 10 µs latency costs something
+  ASSERT_GT(copy_seconds, 0);
+  const double bandwidth = copy_bytes / copy_seconds;
+  ASSERT_LT(bandwidth, kDpBusRate);  // the 10 µs latency costs something
+  double reduced = 0;
+  double reduction_s = 0;
+  for (const models::StageProgram& stage : w.stages) {
+    for (const models::Task& task : stage.tasks) {
+      if (task.kind != models::TaskKind::kDpCollective || !reduces(task.op)) continue;
+      reduced += 0.5 * task.bytes;
+      reduction_s += fake_dp_s(task.op, task.bytes) - task.bytes * dp_bus_factor(task.op) / bandwidth;
+    }
+  }
+  ASSERT_GT(reduced, 0);
+  const double reduction_rate = reduced / reduction_s;
+  // Near the fake's rate: its latency and the bandwidth's share of it blur it a little.
+  EXPECT_NEAR(reduction_rate, kReductionRate, 0.05 * kReductionRate);
 
   const CpuCalibrationReport r = run_cpu_calibration(s, fake_probe());
   ASSERT_FALSE(r.collectives.empty());
+  EXPECT_TRUE(r.link_probes.empty());  // the plan has an all-gather
   for (const CpuCollectiveMeasurement& c : r.collectives) {
     EXPECT_EQ(c.group, models::GroupKind::kData);
     EXPECT_EQ(c.members, 2);
     EXPECT_DOUBLE_EQ(c.measured_s, fake_dp_s(c.op, c.bytes));
     EXPECT_NEAR(c.bus_bytes_per_s, c.bytes * dp_bus_factor(c.op) / c.measured_s, 1e-9 * kDpBusRate);
   }
-  EXPECT_NEAR(r.intra_node_bytes_per_s, expected, 1e-9 * expected);
-  EXPECT_NEAR(r.device.nvlink_total_gbytes_per_s, 2 * expected / 1e9, 1e-9);
+  EXPECT_NEAR(r.intra_node_bytes_per_s, bandwidth, 1e-9 * bandwidth);
+  EXPECT_NEAR(r.device.nvlink_total_gbytes_per_s, 2 * bandwidth / 1e9, 1e-9);
+  EXPECT_NEAR(r.reduction_bytes_per_s, reduction_rate, 1e-9 * reduction_rate);
+  EXPECT_NEAR(r.collective.reduction_gbytes_per_s, reduction_rate / 1e9, 1e-9);
   // The same compute rules as PP 2.
   EXPECT_DOUBLE_EQ(r.peak_flops, kFastFlops);
   EXPECT_DOUBLE_EQ(r.memory_bytes_per_s, kCacheRate);
   EXPECT_NEAR(r.plan_memory_bytes_per_s, expected_compute(w).plan_memory_rate, 1e-9 * kCacheRate);
-  // The small all-reduce's transfer now goes at the collectives' bus bandwidth.
-  EXPECT_EQ(r.collective.base_latency_ns, std::llround((kSmallAllReduceS - kSmallAllReduceBytes / expected) * 1e9));
+  // The small all-reduce less its transfer at that bandwidth and its reduction of half its bytes.
+  EXPECT_EQ(r.collective.base_latency_ns, std::llround((kSmallAllReduceS - kSmallAllReduceBytes / bandwidth -
+                                                        0.5 * kSmallAllReduceBytes / reduction_rate) *
+                                                       1e9));
+}
+
+// A plan whose collectives all reduce (DP 2 without the distributed optimizer: one all-reduce per
+// bucket) gets an all-gather of each one's size measured for the link.
+TEST(CpuCalibration, APlanThatOnlyReducesMeasuresAnAllGatherForTheLink) {
+  Scenario s = load_scenario_text(tiny_scenario(true));
+  s.plan.use_distributed_optimizer = false;
+  const CpuCalibrationReport r = run_cpu_calibration(s, fake_probe());
+  ASSERT_FALSE(r.collectives.empty());
+  ASSERT_EQ(r.link_probes.size(), r.collectives.size());
+  double bytes = 0;
+  double seconds = 0;
+  for (std::size_t i = 0; i < r.collectives.size(); ++i) {
+    EXPECT_EQ(r.collectives[i].op, models::CollectiveOp::kAllReduce);
+    EXPECT_EQ(r.link_probes[i].op, models::CollectiveOp::kAllGather);
+    EXPECT_EQ(r.link_probes[i].bytes, r.collectives[i].bytes);
+    EXPECT_EQ(r.link_probes[i].calls, 0);
+    bytes += r.link_probes[i].bytes * dp_bus_factor(models::CollectiveOp::kAllGather);
+    seconds += fake_dp_s(models::CollectiveOp::kAllGather, r.link_probes[i].bytes);
+  }
+  EXPECT_NEAR(r.intra_node_bytes_per_s, bytes / seconds, 1e-9 * bytes / seconds);
+  EXPECT_GT(r.reduction_bytes_per_s, 0);
 }
 
 std::string thrown_key(const Scenario& s, const CpuCalibrationProbe& p) {
@@ -605,7 +656,8 @@ TEST(CpuCalibration, TextAndJsonCarryTheMeasurements) {
   EXPECT_NE(text.find("peak (fastest product)     50.00 GFLOP/s"), std::string::npos) << text;
   EXPECT_NE(text.find("fastest 20.00 GB/s"), std::string::npos) << text;
   EXPECT_NE(text.find("op overhead                1.000 us"), std::string::npos) << text;
-  EXPECT_NE(text.find("(the plan's collectives)"), std::string::npos) << text;
+  EXPECT_NE(text.find("(the plan's copying collectives)"), std::string::npos) << text;
+  EXPECT_NE(text.find("reductions                 "), std::string::npos) << text;
   EXPECT_NE(text.find("dp     reduce_scatter"), std::string::npos) << text;
   const std::string pp_text = to_text(run_cpu_calibration(load_scenario_text(tiny_scenario(false)), fake_probe()));
   EXPECT_NE(pp_text.find("intra-node bandwidth       3.00 GB/s (point-to-point)"), std::string::npos) << pp_text;
