@@ -88,22 +88,6 @@ std::vector<CpuCollectiveMeasurement> plan_collectives(const models::Workload& w
   return out;
 }
 
-double bus_factor(models::CollectiveOp op, std::int64_t members) {
-  const double n = static_cast<double>(members);
-  switch (op) {
-    case models::CollectiveOp::kAllReduce:
-      return 2 * (n - 1) / n;
-    case models::CollectiveOp::kReduceScatter:
-    case models::CollectiveOp::kAllGather:
-    case models::CollectiveOp::kAllToAll:
-      return (n - 1) / n;
-    case models::CollectiveOp::kBroadcast:
-    case models::CollectiveOp::kSendRecv:
-      return 1;
-  }
-  return 1;
-}
-
 CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCalibrationProbe& probe) {
   if (scenario.plan.use_flash_attention) {
     throw sim::ConfigError("plan.use_flash_attention", "true",
@@ -149,7 +133,7 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
   r.collectives = plan_collectives(workload);
   for (CpuCollectiveMeasurement& c : r.collectives) {
     c.measured_s = positive_time(probe.collective_seconds(c.group, c.op, c.bytes), "a collective");
-    c.bus_bytes_per_s = c.bytes * bus_factor(c.op, c.members) / c.measured_s;
+    c.bus_bytes_per_s = c.bytes * models::bus_bandwidth_factor(c.op, c.members) / c.measured_s;
   }
   const auto reduces = [](models::CollectiveOp op) {
     return op == models::CollectiveOp::kAllReduce || op == models::CollectiveOp::kReduceScatter;
@@ -161,7 +145,7 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
       CpuCollectiveMeasurement copy = c;
       copy.op = models::CollectiveOp::kAllGather;
       copy.measured_s = positive_time(probe.collective_seconds(c.group, copy.op, c.bytes), "a collective");
-      copy.bus_bytes_per_s = c.bytes * bus_factor(copy.op, c.members) / copy.measured_s;
+      copy.bus_bytes_per_s = c.bytes * models::bus_bandwidth_factor(copy.op, c.members) / copy.measured_s;
       copy.calls = 0;  // measured for the link only; the plan does not run it
       r.link_probes.push_back(copy);
     }
@@ -172,7 +156,7 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
     for (const CpuCollectiveMeasurement& c : *rows) {
       if (reduces(c.op)) continue;
       const double weight = static_cast<double>(std::max<std::int64_t>(1, c.calls));
-      bus_bytes += c.bytes * bus_factor(c.op, c.members) * weight;
+      bus_bytes += c.bytes * models::bus_bandwidth_factor(c.op, c.members) * weight;
       bus_seconds += c.measured_s * weight;
     }
   }
@@ -185,7 +169,7 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
   for (const CpuCollectiveMeasurement& c : r.collectives) {
     if (!reduces(c.op)) continue;
     const double members = static_cast<double>(c.members);
-    const double transfer_s = c.bytes * bus_factor(c.op, c.members) / r.intra_node_bytes_per_s;
+    const double transfer_s = c.bytes * models::bus_bandwidth_factor(c.op, c.members) / r.intra_node_bytes_per_s;
     reduced_bytes += (members - 1) / members * c.bytes * static_cast<double>(c.calls);
     reduction_s += (c.measured_s - transfer_s) * static_cast<double>(c.calls);
   }
@@ -221,9 +205,10 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
   const int ranks = std::max(2, l.ranks);
   const double small_reduction =
       r.reduction_bytes_per_s > 0 ? (ranks - 1.0) / ranks * l.allreduce_small_bytes / r.reduction_bytes_per_s : 0;
-  const double small_wire =
-      l.allreduce_small_bytes * bus_factor(models::CollectiveOp::kAllReduce, ranks) / r.intra_node_bytes_per_s +
-      small_reduction;
+  const double small_wire = l.allreduce_small_bytes *
+                                models::bus_bandwidth_factor(models::CollectiveOp::kAllReduce, ranks) /
+                                r.intra_node_bytes_per_s +
+                            small_reduction;
   r.collective.base_latency_ns = std::max<sim::SimTime>(0, std::llround((l.allreduce_small_s - small_wire) * 1e9));
   r.collective.nvlink_step_latency_ns = std::llround(l.p2p_latency_s * 1e9);
   r.collective.net_step_latency_ns = r.collective.nvlink_step_latency_ns;

@@ -105,9 +105,6 @@ std::vector<CpuOpMeasurement> plan_memory_ops(const models::Workload& workload);
 // stage): the data-parallel tasks when dp > 1, then the kernel lists' tensor-parallel calls when
 // tp > 1 (repeat x count per run).
 std::vector<CpuCollectiveMeasurement> plan_collectives(const models::Workload& workload);
-// nccl-tests' bus bandwidth factor of a collective over `members` ranks (all-reduce 2(n-1)/n,
-// reduce-scatter, all-gather and all-to-all (n-1)/n, broadcast 1).
-double bus_factor(models::CollectiveOp op, std::int64_t members);
 
 // Runs the measurements of the header comment. Throws sim::ConfigError("plan.use_flash_attention")
 // when the plan uses FlashAttention (a CPU has no fused attention kernel to calibrate) and

@@ -2,10 +2,11 @@
 
 #include <unistd.h>
 
-#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+
+#include "sim/executable_path.h"
 
 namespace megasim::sim {
 
@@ -33,11 +34,10 @@ void reexec_with_huge_page_heap(char** argv) {
   const std::optional<std::string> tunables = tunables_with_huge_page_heap(current);
   if (!tunables) return;
   const std::optional<std::string> before = current == nullptr ? std::nullopt : std::optional<std::string>(current);
-  std::array<char, 4096> self{};
-  const ssize_t length = readlink("/proc/self/exe", self.data(), self.size() - 1);
-  if (length <= 0 || static_cast<std::size_t>(length) >= self.size() - 1) return;
+  const std::optional<std::string> self = executable_path();
+  if (!self) return;
   if (setenv("GLIBC_TUNABLES", tunables->c_str(), 1) != 0) return;
-  execv(self.data(), argv);
+  execv(self->c_str(), argv);
   // The exec failed: run on as started, with the environment as it was.
   if (before) {
     setenv("GLIBC_TUNABLES", before->c_str(), 1);

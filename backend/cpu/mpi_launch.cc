@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/error.h"
+#include "sim/executable_path.h"
 
 namespace megasim::backend::cpu {
 
@@ -21,10 +22,7 @@ constexpr std::array<const char*, 4> kLauncherVariables = {"OMPI_COMM_WORLD_SIZE
 // This executable's path, so that mpirun starts the same binary whatever the working directory or
 // PATH; argv[0] when /proc is unavailable.
 std::string self_path(const char* argv0) {
-  std::array<char, 4096> self{};
-  const ssize_t length = readlink("/proc/self/exe", self.data(), self.size() - 1);
-  if (length <= 0 || static_cast<std::size_t>(length) >= self.size() - 1) return argv0;
-  return {self.data(), static_cast<std::size_t>(length)};
+  return sim::executable_path().value_or(argv0);
 }
 
 std::string mpirun_program() {

@@ -9,7 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "models/compute_cost.h"
 #include "models/gpu_spec.h"
+#include "scenarios/device.h"
 #include "scenarios/run_study.h"
 #include "sim/error.h"
 #include "tests/scenarios/config_error_util.h"
@@ -282,6 +284,67 @@ TEST(CalibrationFile, ApplyAcceptsAFileWithADevice) {
   EXPECT_NO_THROW(
       apply_calibration_text(text + "[collective]\nbase_latency_us = 3\n", "test.toml", compute, fabric, &collective));
   EXPECT_EQ(collective.base_latency_ns, 3000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// [compute] memory_points in calibration files.
+
+// The key of the error applying `text` names ("(no error)": none, and *out gets the result).
+std::string apply_key(const std::string& text, models::ComputeCalibration* out = nullptr) {
+  models::ComputeCalibration c = calibrated_device_defaults();
+  backend::FabricParams f;
+  const std::string key = thrown_key([&] { apply_calibration_text(text, "test.toml", c, f); });
+  if (out != nullptr && key == "(no error)") *out = c;
+  return key;
+}
+
+TEST(CalibrationFileMemoryPoints, ParsesTheList) {
+  models::ComputeCalibration c;
+  ASSERT_EQ(apply_key("[compute]\nmemory_points = [ { bytes = 1024, efficiency = 1.0 },\n"
+                      "  { bytes = 1048576.5, efficiency = 0.4 }, { efficiency = 0.25, bytes = 1e9 } ]\n",
+                      &c),
+            "(no error)");
+  ASSERT_EQ(c.memory_points.size(), 3u);
+  EXPECT_DOUBLE_EQ(c.memory_points[0].bytes, 1024);  // an integer is a number of bytes too
+  EXPECT_DOUBLE_EQ(c.memory_points[0].efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(c.memory_points[1].bytes, 1048576.5);
+  EXPECT_DOUBLE_EQ(c.memory_points[1].efficiency, 0.4);
+  EXPECT_DOUBLE_EQ(c.memory_points[2].bytes, 1e9);
+  EXPECT_DOUBLE_EQ(c.memory_points[2].efficiency, 0.25);
+  // The parsed points drive the cost model: half way in log between 1 KiB and 1 MiB (32 KiB).
+  EXPECT_NEAR(models::memory_efficiency_at(32768, c), 0.7, 1e-4);
+
+  // The file's list replaces the one already there; an empty list clears it.
+  models::ComputeCalibration replaced = calibrated_device_defaults();
+  replaced.memory_points = {{1, 0.1}, {2, 0.2}};
+  backend::FabricParams f;
+  apply_calibration_text("[compute]\nmemory_points = [ { bytes = 4096, efficiency = 0.5 } ]\n", "t", replaced, f);
+  ASSERT_EQ(replaced.memory_points.size(), 1u);
+  EXPECT_DOUBLE_EQ(replaced.memory_points[0].bytes, 4096);
+  apply_calibration_text("[compute]\nmemory_points = []\n", "t", replaced, f);
+  EXPECT_TRUE(replaced.memory_points.empty());
+}
+
+TEST(CalibrationFileMemoryPoints, BadPointsNameTheKey) {
+  EXPECT_EQ(apply_key("[compute]\nmemory_points = [ { bytes = 1024, eff = 0.5 } ]\n"),
+            "calibration.compute.memory_points.eff");
+  EXPECT_EQ(apply_key("[compute]\nmemory_points = [ { bytes = 1024, efficiency = 0.5, m = 3 } ]\n"),
+            "calibration.compute.memory_points.m");
+  EXPECT_EQ(apply_key("[compute]\nmemory_points = [ { bytes = \"1 KiB\", efficiency = 0.5 } ]\n"),
+            "calibration.compute.memory_points.bytes");
+  EXPECT_EQ(apply_key("[compute]\nmemory_points = [ { bytes = 1024, efficiency = true } ]\n"),
+            "calibration.compute.memory_points.efficiency");
+  EXPECT_EQ(apply_key("[compute]\nmemory_points = 3\n"), "calibration.compute.memory_points");
+  EXPECT_EQ(apply_key("[compute]\nmemory_points = [ 1024 ]\n"), "calibration.compute.memory_points");
+  // Out of range (models::validate).
+  EXPECT_EQ(apply_key("[compute]\nmemory_points = [ { bytes = 0, efficiency = 0.5 } ]\n"),
+            "calibration.compute.memory_points");
+  EXPECT_EQ(apply_key("[compute]\nmemory_points = [ { bytes = 1024, efficiency = 1.5 } ]\n"),
+            "calibration.compute.memory_points");
+  EXPECT_EQ(apply_key("[compute]\nmemory_points = [ { bytes = 1024, efficiency = 0 } ]\n"),
+            "calibration.compute.memory_points");
+  // A point with its efficiency missing keeps 0, which is out of range.
+  EXPECT_EQ(apply_key("[compute]\nmemory_points = [ { bytes = 1024 } ]\n"), "calibration.compute.memory_points");
 }
 
 }  // namespace
