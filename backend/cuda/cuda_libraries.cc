@@ -51,6 +51,23 @@ NcclApi load_nccl() {
   void* lib = open_library(name);
   NcclApi api{};
   resolve(lib, name, "ncclGetVersion", api.get_version);
+  resolve(lib, name, "ncclGetErrorString", api.get_error_string);
+  resolve(lib, name, "ncclGetLastError", api.get_last_error);
+  resolve(lib, name, "ncclGetUniqueId", api.get_unique_id);
+  resolve(lib, name, "ncclCommInitRank", api.comm_init_rank);
+  resolve(lib, name, "ncclCommSplit", api.comm_split);
+  resolve(lib, name, "ncclCommDestroy", api.comm_destroy);
+  resolve(lib, name, "ncclCommAbort", api.comm_abort);
+  resolve(lib, name, "ncclCommGetAsyncError", api.comm_get_async_error);
+  resolve(lib, name, "ncclCommCount", api.comm_count);
+  resolve(lib, name, "ncclCommUserRank", api.comm_user_rank);
+  resolve(lib, name, "ncclAllReduce", api.all_reduce);
+  resolve(lib, name, "ncclReduceScatter", api.reduce_scatter);
+  resolve(lib, name, "ncclAllGather", api.all_gather);
+  resolve(lib, name, "ncclSend", api.send);
+  resolve(lib, name, "ncclRecv", api.recv);
+  resolve(lib, name, "ncclGroupStart", api.group_start);
+  resolve(lib, name, "ncclGroupEnd", api.group_end);
   return api;
 }
 

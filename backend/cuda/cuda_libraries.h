@@ -27,8 +27,26 @@ struct CublasLtApi {
   decltype(&cublasLtMatmul) matmul;
 };
 
+// The NCCL entry points the version query, the communicators (nccl_comms.h) and the rank executor use.
 struct NcclApi {
   decltype(&ncclGetVersion) get_version;
+  decltype(&ncclGetErrorString) get_error_string;
+  decltype(&ncclGetLastError) get_last_error;
+  decltype(&ncclGetUniqueId) get_unique_id;
+  decltype(&ncclCommInitRank) comm_init_rank;
+  decltype(&ncclCommSplit) comm_split;
+  decltype(&ncclCommDestroy) comm_destroy;
+  decltype(&ncclCommAbort) comm_abort;
+  decltype(&ncclCommGetAsyncError) comm_get_async_error;
+  decltype(&ncclCommCount) comm_count;
+  decltype(&ncclCommUserRank) comm_user_rank;
+  decltype(&ncclAllReduce) all_reduce;
+  decltype(&ncclReduceScatter) reduce_scatter;
+  decltype(&ncclAllGather) all_gather;
+  decltype(&ncclSend) send;
+  decltype(&ncclRecv) recv;
+  decltype(&ncclGroupStart) group_start;
+  decltype(&ncclGroupEnd) group_end;
 };
 
 // Opens the library (libcublasLt.so.<major>, libnccl.so.<major> of the headers built against) once
