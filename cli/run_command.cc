@@ -6,6 +6,13 @@
 #include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
+
+#ifdef MEGASIM_HAS_CUDA
+#include <chrono>
+
+#include "backend/cuda/device_info.h"
+#include "cli/cuda_runs.h"
+#endif
 #include "cli/scenario_options.h"
 #include "models/memory.h"
 #include "models/plan.h"
@@ -22,6 +29,7 @@ struct RunOptions {
   ScenarioOptions scenario;
   std::string backend = "sim";
   int iterations = 3;
+  double timeout_s = 300;
   std::string out_dir;
   bool json = false;
   std::vector<std::int64_t> trace_ranks;
@@ -73,15 +81,47 @@ void run_on_cpu(const RunOptions& o, const scenarios::Scenario& s) {
   });
 }
 
+// The iteration measured on the cuda backend, one process per GPU (the median of --iterations,
+// after one warm-up), reported as the simulator's is, with MFU relative to the scenario's GPU.
+void run_on_cuda([[maybe_unused]] const RunOptions& o, [[maybe_unused]] const scenarios::Scenario& s) {
+#ifdef MEGASIM_HAS_CUDA
+  if (backend::cuda::visible_gpus().empty()) {
+    throw sim::ConfigError("--backend", o.backend, "a machine with a visible CUDA GPU (none found)");
+  }
+  if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
+  if (!(o.timeout_s > 0)) throw sim::ConfigError("--timeout", std::to_string(o.timeout_s), "seconds > 0");
+  const models::GpuSpec device = scenarios::scenario_gpu(s);
+  const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
+  const models::MemoryEstimate memory = models::estimate_memory(s.model, plan);
+  models::require_fits(memory, device);
+  const models::Workload workload = models::build_workload(s.model, plan);
+  backend::cuda::CudaRunOptions run;
+  run.iterations = o.iterations;
+  run.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
+  run_cuda_plan(workload, run, [&](const std::vector<backend::Trace>& traces) {
+    const backend::Trace& median = traces[scenarios::median_iteration(traces)];
+    scenarios::IterationReport report = scenarios::summarize(workload, median, device);
+    report.memory = memory;
+    emit(o, workload, median, report);
+  });
+#else
+  throw sim::ConfigError("--backend", o.backend,
+                         "sim or cpu: this megasim was built without the CUDA backend (see `megasim backends`)");
+#endif
+}
+
 void run_run(const RunOptions& o) {
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   if (o.backend == "cpu") {
     run_on_cpu(o, s);
     return;
   }
+  if (o.backend == "cuda") {
+    run_on_cuda(o, s);
+    return;
+  }
   if (o.backend != "sim") {
-    throw sim::ConfigError("--backend", o.backend,
-                           "sim (the simulator) or cpu (Eigen + MPI); running whole plans on GPUs is not built yet");
+    throw sim::ConfigError("--backend", o.backend, "sim (the simulator), cpu (Eigen + MPI) or cuda (CUDA + NCCL)");
   }
   const scenarios::RunResult result = scenarios::run_iteration_study(s);
   emit(o, result.workload, result.trace, result.report);
@@ -93,11 +133,16 @@ void run_run(const RunOptions& o) {
 Action register_run(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "simulate one training iteration of the scenario rank by rank (or run it for real: --backend cpu)");
+      "run", "simulate one training iteration of the scenario rank by rank (or run it for real: --backend cpu|cuda)");
   add_scenario_options(*cmd, o->scenario);
-  cmd->add_option("--backend", o->backend, "sim (simulate) or cpu (run for real, one MPI process per rank)")
+  cmd->add_option("--backend", o->backend,
+                  "sim (simulate), cpu (run for real, one MPI process per rank) or cuda (run for real, one "
+                  "process per GPU)")
       ->capture_default_str();
-  cmd->add_option("--iterations", o->iterations, "--backend cpu: measured iterations (the median is reported)")
+  cmd->add_option("--iterations", o->iterations, "--backend cpu|cuda: measured iterations (the median is reported)")
+      ->capture_default_str();
+  cmd->add_option("--timeout", o->timeout_s,
+                  "--backend cuda: seconds an iteration may take before its NCCL communicators are aborted")
       ->capture_default_str();
   cmd->add_option("--out", o->out_dir, "write report.json and trace.json (Perfetto) into DIR");
   cmd->add_flag("--json", o->json, "print the report as JSON");

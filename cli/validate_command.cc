@@ -1,9 +1,10 @@
 // `megasim validate SCENARIO --backend cpu|cuda [--stage S] [--iterations N] [--warmup N] [--json]
 // [--out DIR]`: runs the plan for real and in the simulator with the scenario's calibration, and
 // prints predicted against measured (scenarios/validate_study.h). cpu: the whole plan, one MPI
-// process per rank (started here under mpirun when the command was run on its own). cuda: shard
-// mode, the compute of one rank of pipeline stage S on this machine's GPU (backend/cuda/
-// shard_runner.h), compared with that rank's predicted compute. --out DIR writes validation.json
+// process per rank (started here under mpirun when the command was run on its own). cuda: the whole
+// plan, one process per GPU (cli/cuda_runs.h); with --stage S, shard mode: the compute of one rank of
+// pipeline stage S on this machine's GPU (backend/cuda/shard_runner.h), compared with that rank's
+// predicted compute. --out DIR writes validation.json
 // and the Perfetto traces measured_trace.json and predicted_trace.json.
 #include <filesystem>
 #include <iostream>
@@ -23,7 +24,10 @@
 
 #ifdef MEGASIM_HAS_CUDA
 #include "backend/cuda/device_info.h"
+#include <chrono>
+
 #include "backend/cuda/shard_runner.h"
+#include "cli/cuda_runs.h"
 #endif
 
 namespace megasim::cli {
@@ -34,7 +38,9 @@ struct ValidateOptions {
   std::string backend = "cpu";
   int iterations = 3;
   int warmup = 1;
-  std::int64_t stage = 0;  // cuda: the pipeline stage whose compute is measured
+  bool shard = false;       // cuda: --stage was given
+  std::int64_t stage = 0;  // cuda shard mode: the pipeline stage whose compute is measured
+  double timeout_s = 300;
   bool json = false;
   std::string out_dir;
 };
@@ -91,7 +97,20 @@ void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]
   if (backend::cuda::visible_gpus().empty()) {
     throw sim::ConfigError("--backend", o.backend, "a machine with a visible CUDA GPU (none found)");
   }
+  if (!(o.timeout_s > 0)) throw sim::ConfigError("--timeout", std::to_string(o.timeout_s), "seconds > 0");
   const scenarios::RunResult predicted = scenarios::run_iteration_study(s);
+  if (!o.shard) {  // the whole plan, one process per GPU
+    backend::cuda::CudaRunOptions run;
+    run.warmup_iterations = o.warmup;
+    run.iterations = o.iterations;
+    run.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
+    run_cuda_plan(predicted.workload, run, [&](const std::vector<backend::Trace>& measured) {
+      const scenarios::ValidationReport report =
+          scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
+      emit(o, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
+    });
+    return;
+  }
   backend::cuda::ShardRunner shard(predicted.workload, o.stage);
   const std::vector<backend::Trace> measured = shard.run(o.warmup, o.iterations);
   const scenarios::ValidationReport report =
@@ -123,15 +142,21 @@ Action register_validate(CLI::App& app) {
       "validate", "run the plan on a real backend and in the calibrated simulator, and compare the two");
   add_scenario_options(*cmd, o->scenario);
   cmd->add_option("--backend", o->backend,
-                  "the real backend: cpu (Eigen + MPI, the whole plan) or cuda (one rank's compute on this GPU)")
+                  "the real backend: cpu (Eigen + MPI) or cuda (CUDA + NCCL, one process per GPU), the whole plan")
       ->capture_default_str();
-  cmd->add_option("--stage", o->stage, "cuda: the pipeline stage whose rank 0 is measured")->capture_default_str();
+  cmd->add_option("--stage", o->stage,
+                  "cuda shard mode: measure only the compute of rank 0 of this pipeline stage, on this machine's GPU");
+  cmd->add_option("--timeout", o->timeout_s,
+                  "cuda: seconds an iteration may take before its NCCL communicators are aborted")
+      ->capture_default_str();
   cmd->add_option("--iterations", o->iterations, "measured iterations (the median is compared)")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "iterations run first and discarded")->capture_default_str();
   cmd->add_flag("--json", o->json, "print the comparison as JSON");
   cmd->add_option("--out", o->out_dir, "write validation.json, measured_trace.json and predicted_trace.json into DIR");
   return [cmd, o] {
-    if (cmd->parsed()) run_validate(*o);
+    if (!cmd->parsed()) return;
+    o->shard = cmd->get_option("--stage")->count() > 0;
+    run_validate(*o);
   };
 }
 

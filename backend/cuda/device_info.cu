@@ -25,6 +25,10 @@ std::vector<GpuInfo> visible_gpus() {
   return out;
 }
 
+void use_gpu(int ordinal) {
+  check(cudaSetDevice(ordinal), ("cudaSetDevice(" + std::to_string(ordinal) + ")").c_str());
+}
+
 std::string nccl_version() {
   int version = 0;
   if (nccl().get_version(&version) != ncclSuccess) throw CudaError("ncclGetVersion failed");

@@ -24,6 +24,8 @@ struct GpuInfo {
 
 // The visible GPUs; empty (not an error) when the driver reports none, as on a build machine.
 std::vector<GpuInfo> visible_gpus();
+// Makes GPU `ordinal` this thread's current device (cudaSetDevice); throws CudaError naming it.
+void use_gpu(int ordinal);
 // NCCL's version as "major.minor.patch" (from ncclGetVersion).
 std::string nccl_version();
 

@@ -1,0 +1,112 @@
+#include "cli/cuda_runs.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "backend/cpu/mpi_session.h"
+#include "backend/cuda/device_info.h"
+#include "backend/cuda/nccl_comms.h"
+#include "backend/launch_env.h"
+#include "cli/cpu_runs.h"
+#include "sim/error.h"
+
+namespace megasim::cli {
+namespace {
+
+constexpr auto kIdFileWait = std::chrono::seconds(120);
+
+// The job's ranks on this machine must each have a GPU: a job started here has all of them here.
+void require_local_gpus(std::int64_t processes) {
+  const auto gpus = static_cast<std::int64_t>(backend::cuda::visible_gpus().size());
+  if (gpus == 0) throw sim::ConfigError("--backend", "cuda", "a machine with a visible CUDA GPU (none found)");
+  if (processes > gpus) {
+    throw sim::ConfigError("cluster.gpus", std::to_string(processes),
+                           "at most " + std::to_string(gpus) +
+                               " (the GPUs visible on this machine) for a job started here; start larger plans "
+                               "with mpirun or srun across machines, one process per GPU");
+  }
+}
+
+// Rank 0 writes the id to `path` (to a temporary name, then renamed: readers never see half of it);
+// the others wait for the file.
+backend::cuda::IdBroadcast file_broadcast(int rank) {
+  const char* path = std::getenv("MEGASIM_NCCL_ID_FILE");  // NOLINT(concurrency-mt-unsafe)
+  if (path == nullptr || *path == '\0') {
+    throw sim::ConfigError("MEGASIM_NCCL_ID_FILE", "",
+                           "a file path on a filesystem every rank shares (launched with RANK/WORLD_SIZE, rank 0 "
+                           "writes the NCCL id there), or start the job with mpirun or srun");
+  }
+  const std::string file = path;
+  return [file, rank](backend::cuda::NcclId& id) {
+    if (rank == 0) {
+      const std::string temporary = file + ".tmp";
+      std::ofstream(temporary, std::ios::binary).write(id.data(), static_cast<std::streamsize>(id.size()));
+      std::error_code ec;
+      std::filesystem::rename(temporary, file, ec);
+      if (ec) throw sim::ConfigError("MEGASIM_NCCL_ID_FILE", file, "a path rank 0 can write");
+      return;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + kIdFileWait;
+    while (true) {
+      std::ifstream in(file, std::ios::binary);
+      if (in.read(id.data(), static_cast<std::streamsize>(id.size()))) return;
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw sim::ConfigError("MEGASIM_NCCL_ID_FILE", file, "a file rank 0 writes within 120 s (none appeared)");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  };
+}
+
+backend::cuda::IdBroadcast mpi_broadcast() {
+  return [](backend::cuda::NcclId& id) {
+    backend::cpu::check_mpi(MPI_Bcast(id.data(), static_cast<int>(id.size()), MPI_BYTE, 0, MPI_COMM_WORLD),
+                            "MPI_Bcast (NCCL unique id)");
+  };
+}
+
+std::vector<backend::Trace> run_rank(const models::Workload& workload, const backend::cuda::CudaRunOptions& options,
+                                     const backend::LaunchedRank& me, const backend::cuda::IdBroadcast& broadcast) {
+  const int gpus = static_cast<int>(backend::cuda::visible_gpus().size());
+  backend::cuda::use_gpu(backend::gpu_of(me, gpus));
+  backend::cuda::NcclComms comms(workload.plan.layout(), me.rank, me.size, broadcast);
+  return backend::cuda::run_cuda_iterations(workload, comms, options);
+}
+
+}  // namespace
+
+void run_cuda_plan(const models::Workload& workload, const backend::cuda::CudaRunOptions& options,
+                   const std::function<void(const std::vector<backend::Trace>&)>& on_rank_zero) {
+  const std::int64_t processes = workload.plan.world_size;
+  const std::optional<backend::LaunchedRank> launched = backend::launched_rank();
+  if (launched && launched->launcher == "RANK/WORLD_SIZE") {
+    // No MPI: a torchrun-style launcher started every process.
+    if (launched->size != processes) {
+      throw sim::ConfigError("cluster.gpus", std::to_string(processes),
+                             "the job's WORLD_SIZE (" + std::to_string(launched->size) + ")");
+    }
+    const std::vector<backend::Trace> traces = run_rank(workload, options, *launched, file_broadcast(launched->rank));
+    if (launched->rank == 0) on_rank_zero(traces);
+    return;
+  }
+  if (!launched) require_local_gpus(processes);
+  run_as_mpi_job(processes, [&](int rank) {
+    backend::LaunchedRank me = launched.value_or(backend::LaunchedRank{});
+    if (!launched) {  // started here (or a one-rank plan): every rank on this machine
+      me.size = static_cast<int>(processes);
+      me.local_rank = rank;
+    }
+    me.rank = rank;
+    const std::vector<backend::Trace> traces = run_rank(workload, options, me, mpi_broadcast());
+    if (rank == 0) on_rank_zero(traces);
+  });
+}
+
+}  // namespace megasim::cli
