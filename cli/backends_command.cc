@@ -39,8 +39,13 @@ void run_backends(const BackendsOptions& o) {
   } catch (const backend::cuda::CudaError& e) {
     nccl = std::string("not loadable: ") + e.what();
   }
-  text += "  cuda   CUDA + NCCL (calibrate, validate, run); NCCL " + nccl + "; " + std::to_string(gpus.size()) + " GPU(s) visible\n";
-  j.begin_object().field("name", "cuda").field("built", true).field("commands", "calibrate, validate, run").field("nccl", nccl);
+  text += "  cuda   CUDA + NCCL (calibrate, validate, run); NCCL " + nccl + "; " + std::to_string(gpus.size()) +
+          " GPU(s) visible\n";
+  j.begin_object()
+      .field("name", "cuda")
+      .field("built", true)
+      .field("commands", "calibrate, validate, run")
+      .field("nccl", nccl);
   j.key("gpus").begin_array();
   for (const backend::cuda::GpuInfo& g : gpus) {
     text += "         " + std::to_string(g.ordinal) + ": " + g.name + ", " + std::to_string(g.multiprocessors) +

@@ -1,3 +1,7 @@
+// `megasim run SCENARIO [--backend sim|cpu|cuda] [--iterations N] [--timeout S] [--out DIR] [--json]`:
+// one training iteration simulated rank by rank (sim), or measured on a real backend (the median of
+// N after one warm-up: cpu, one MPI process per rank; cuda, one process per GPU), reported alike.
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -6,13 +10,6 @@
 #include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
-
-#ifdef MEGASIM_HAS_CUDA
-#include <chrono>
-
-#include "backend/cuda/device_info.h"
-#include "cli/cuda_runs.h"
-#endif
 #include "cli/scenario_options.h"
 #include "models/memory.h"
 #include "models/plan.h"
@@ -21,6 +18,11 @@
 #include "scenarios/run_study.h"
 #include "scenarios/validate_study.h"
 #include "sim/error.h"
+
+#ifdef MEGASIM_HAS_CUDA
+#include "backend/cuda/device_info.h"
+#include "cli/cuda_runs.h"
+#endif
 
 namespace megasim::cli {
 namespace {
@@ -35,6 +37,10 @@ struct RunOptions {
   std::vector<std::int64_t> trace_ranks;
   std::int64_t max_trace_ranks = 16;
 };
+
+std::chrono::milliseconds timeout_of(double seconds) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
 
 // Prints the report and, with --out, writes report.json and trace.json. Everything is rendered
 // before anything is written, so bad input leaves no partial output.
@@ -65,14 +71,15 @@ void run_on_cpu(const RunOptions& o, const scenarios::Scenario& s) {
                            "megasim calibrate --backend cpu writes the calibration file)");
   }
   if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
+  if (!(o.timeout_s > 0)) throw sim::ConfigError("--timeout", std::to_string(o.timeout_s), "seconds > 0");
   const models::GpuSpec device = scenarios::scenario_gpu(s);
   const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
   const models::MemoryEstimate memory = models::estimate_memory(s.model, plan);
   models::require_fits(memory, device);
   const models::Workload workload = models::build_workload(s.model, plan);
   run_as_mpi_job(plan.world_size, [&](int rank) {
-    const std::vector<backend::Trace> traces =
-        backend::cpu::run_cpu_iterations(workload, {.warmup_iterations = 1, .iterations = o.iterations});
+    const std::vector<backend::Trace> traces = backend::cpu::run_cpu_iterations(
+        workload, {.warmup_iterations = 1, .iterations = o.iterations, .timeout = timeout_of(o.timeout_s)});
     if (rank != 0) return;
     const backend::Trace& median = traces[scenarios::median_iteration(traces)];
     scenarios::IterationReport report = scenarios::summarize(workload, median, device);
@@ -97,7 +104,7 @@ void run_on_cuda([[maybe_unused]] const RunOptions& o, [[maybe_unused]] const sc
   const models::Workload workload = models::build_workload(s.model, plan);
   backend::cuda::CudaRunOptions run;
   run.iterations = o.iterations;
-  run.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
+  run.timeout = timeout_of(o.timeout_s);
   run_cuda_plan(workload, run, [&](const std::vector<backend::Trace>& traces) {
     const backend::Trace& median = traces[scenarios::median_iteration(traces)];
     scenarios::IterationReport report = scenarios::summarize(workload, median, device);
@@ -141,8 +148,10 @@ Action register_run(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--iterations", o->iterations, "--backend cpu|cuda: measured iterations (the median is reported)")
       ->capture_default_str();
-  cmd->add_option("--timeout", o->timeout_s,
-                  "--backend cuda: seconds an iteration may take before its NCCL communicators are aborted")
+  cmd->add_option(
+         "--timeout", o->timeout_s,
+         "--backend cpu|cuda: seconds a rank may wait without progress (cuda: an iteration may take) before the run "
+         "is aborted")
       ->capture_default_str();
   cmd->add_option("--out", o->out_dir, "write report.json and trace.json (Perfetto) into DIR");
   cmd->add_flag("--json", o->json, "print the report as JSON");

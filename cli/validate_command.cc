@@ -6,6 +6,7 @@
 // pipeline stage S on this machine's GPU (backend/cuda/shard_runner.h), compared with that rank's
 // predicted compute. --out DIR writes validation.json
 // and the Perfetto traces measured_trace.json and predicted_trace.json.
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -24,8 +25,6 @@
 
 #ifdef MEGASIM_HAS_CUDA
 #include "backend/cuda/device_info.h"
-#include <chrono>
-
 #include "backend/cuda/shard_runner.h"
 #include "cli/cuda_runs.h"
 #endif
@@ -38,7 +37,7 @@ struct ValidateOptions {
   std::string backend = "cpu";
   int iterations = 3;
   int warmup = 1;
-  bool shard = false;       // cuda: --stage was given
+  bool shard = false;      // cuda: --stage was given
   std::int64_t stage = 0;  // cuda shard mode: the pipeline stage whose compute is measured
   double timeout_s = 300;
   bool json = false;
@@ -84,6 +83,7 @@ void validate_on_cpu(const ValidateOptions& o, const scenarios::Scenario& s) {
     backend::cpu::CpuRunOptions run;
     run.warmup_iterations = o.warmup;
     run.iterations = o.iterations;
+    run.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
     const std::vector<backend::Trace> measured = backend::cpu::run_cpu_iterations(predicted.workload, run);
     if (rank != 0) return;
     const scenarios::ValidationReport report =
@@ -97,7 +97,6 @@ void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]
   if (backend::cuda::visible_gpus().empty()) {
     throw sim::ConfigError("--backend", o.backend, "a machine with a visible CUDA GPU (none found)");
   }
-  if (!(o.timeout_s > 0)) throw sim::ConfigError("--timeout", std::to_string(o.timeout_s), "seconds > 0");
   const scenarios::RunResult predicted = scenarios::run_iteration_study(s);
   if (!o.shard) {  // the whole plan, one process per GPU
     backend::cuda::CudaRunOptions run;
@@ -126,6 +125,7 @@ void run_validate(const ValidateOptions& o) {
   if (o.backend != "cpu" && o.backend != "cuda") throw sim::ConfigError("--backend", o.backend, "cpu or cuda");
   if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
   if (o.warmup < 0) throw sim::ConfigError("--warmup", std::to_string(o.warmup), "0 or more");
+  if (!(o.timeout_s > 0)) throw sim::ConfigError("--timeout", std::to_string(o.timeout_s), "seconds > 0");
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   if (o.backend == "cpu") {
     validate_on_cpu(o, s);
@@ -147,7 +147,7 @@ Action register_validate(CLI::App& app) {
   cmd->add_option("--stage", o->stage,
                   "cuda shard mode: measure only the compute of rank 0 of this pipeline stage, on this machine's GPU");
   cmd->add_option("--timeout", o->timeout_s,
-                  "cuda: seconds an iteration may take before its NCCL communicators are aborted")
+                  "seconds a rank may wait without progress (cuda: an iteration may take) before the run is aborted")
       ->capture_default_str();
   cmd->add_option("--iterations", o->iterations, "measured iterations (the median is compared)")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "iterations run first and discarded")->capture_default_str();

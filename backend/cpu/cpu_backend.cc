@@ -49,7 +49,7 @@ std::vector<Trace> run_cpu_iterations(const models::Workload& workload, const Cp
   if (options.warmup_iterations < 0 || options.iterations < 1) {
     throw sim::ConfigError("--iterations", std::to_string(options.iterations), "at least 1 (and warm-up >= 0)");
   }
-  CpuRankExecutor executor(workload, rank);
+  CpuRankExecutor executor(workload, rank, options.timeout);
   for (int i = 0; i < options.warmup_iterations; ++i) executor.run_iteration();
   std::vector<Trace> traces;
   for (int i = 0; i < options.iterations; ++i) {

@@ -3,6 +3,7 @@
 // (DESIGN.md "One data flow"). Requires an MpiSession in this process.
 #pragma once
 
+#include <chrono>
 #include <vector>
 
 #include "backend/trace.h"
@@ -13,6 +14,9 @@ namespace megasim::backend::cpu {
 struct CpuRunOptions {
   int warmup_iterations = 1;  // run first and discarded (first touches, caches, MPI connections)
   int iterations = 3;         // measured
+  // A rank on which no task finishes for this long (a dead peer, a deadlock) fails the run with an
+  // MpiError naming what it waited for (cpu_executor.h).
+  std::chrono::milliseconds timeout{std::chrono::seconds(300)};
 };
 
 // Every process of the job calls it together. On world rank 0: one Trace per measured iteration,

@@ -7,6 +7,9 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "models/parallel_groups.h"
 #include "sim/error.h"
@@ -51,7 +54,8 @@ std::vector<models::KernelList> lists_of(const models::Workload& workload, const
 }  // namespace
 
 struct CpuRankExecutor::Impl {
-  Impl(const models::Workload& w, int world_rank);
+  Impl(const models::Workload& w, int world_rank, std::chrono::milliseconds stall_timeout);
+  ~Impl();
 
   std::vector<TaskRecord> run_iteration();
   [[nodiscard]] sim::SimTime now() const {
@@ -67,9 +71,16 @@ struct CpuRankExecutor::Impl {
   // Tests the outstanding requests and finishes the tasks whose requests completed; returns whether any did.
   bool poll();
   void wait_for_one();
+  // Waits for `request` (a collective of the tensor group or the iteration barrier) with the deadline.
+  void wait_for(MPI_Request& request, const std::string& what);
+  // Throws the stall's MpiError (after cancelling what can be cancelled) once no task finished for
+  // the timeout.
+  void check_stall(const std::string& waiting_for);
+  [[nodiscard]] std::string outstanding_tasks() const;
   [[nodiscard]] std::vector<float>& buffer(std::size_t task, std::size_t floats);
 
   const models::Workload& workload;
+  std::chrono::milliseconds timeout;
   models::ParallelLayout layout;
   int rank = 0;
   std::int64_t stage = 0;
@@ -93,10 +104,13 @@ struct CpuRankExecutor::Impl {
   std::vector<CollectiveBuffers> dp_buffers;  // per DP task, kept across iterations
   CollectiveBuffers tp_buffers;
   std::vector<int> completed_indices;
+  Clock::time_point last_progress;
+  std::vector<MPI_Request> abandoned;  // uncancellable requests of a stalled iteration
 };
 
-CpuRankExecutor::Impl::Impl(const models::Workload& w, int world_rank)
+CpuRankExecutor::Impl::Impl(const models::Workload& w, int world_rank, std::chrono::milliseconds stall_timeout)
     : workload(w),
+      timeout(stall_timeout),
       layout{w.plan.tp, w.plan.pp, w.plan.dp},
       rank(world_rank),
       stage(layout.pp_rank(world_rank)),
@@ -118,6 +132,60 @@ CpuRankExecutor::Impl::Impl(const models::Workload& w, int world_rank)
   dp_buffers.resize(n);
 }
 
+CpuRankExecutor::Impl::~Impl() {
+  for (MPI_Request& request : abandoned) {
+    int done_flag = 0;
+    MPI_Test(&request, &done_flag, MPI_STATUS_IGNORE);  // frees it when it has completed since
+  }
+}
+
+std::string CpuRankExecutor::Impl::outstanding_tasks() const {
+  std::string text;
+  for (std::size_t i = 0; i < request_task.size() && i < 4; ++i) {
+    const models::Task& t = program.tasks[request_task[i]];
+    if (!text.empty()) text += ", ";
+    text += "task " + std::to_string(request_task[i]) + " (" + std::string(models::to_string(t.category));
+    if (t.microbatch >= 0) text += ", micro-batch " + std::to_string(t.microbatch);
+    text += ")";
+  }
+  if (request_task.size() > 4) text += " and " + std::to_string(request_task.size() - 4) + " more";
+  return text;
+}
+
+void CpuRankExecutor::Impl::check_stall(const std::string& waiting_for) {
+  const auto idle = Clock::now() - last_progress;
+  if (idle < timeout) return;
+  // Cancel what MPI can cancel (point-to-point); keep collectives' requests, which cannot be.
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const models::TaskKind kind = program.tasks[request_task[i]].kind;
+    if (kind == models::TaskKind::kPpSend || kind == models::TaskKind::kPpRecv) {
+      MPI_Cancel(&requests[i]);
+      MPI_Request_free(&requests[i]);
+    } else {
+      abandoned.push_back(requests[i]);
+    }
+  }
+  requests.clear();
+  request_task.clear();
+  throw MpiError(fmt::format("rank {}: no progress for {:.3g} s; still waiting for {}", rank,
+                             std::chrono::duration<double>(timeout).count(), waiting_for));
+}
+
+void CpuRankExecutor::Impl::wait_for(MPI_Request& request, const std::string& what) {
+  while (true) {
+    int flag = 0;
+    check_mpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test (" + what + ")");
+    if (flag != 0) return;
+    try {
+      check_stall(what);
+    } catch (...) {
+      abandoned.push_back(request);
+      throw;
+    }
+    std::this_thread::yield();
+  }
+}
+
 std::vector<float>& CpuRankExecutor::Impl::buffer(std::size_t task, std::size_t floats) {
   std::vector<float>& b = buffers[task];
   if (b.size() < floats) b.assign(floats, 1.0f);
@@ -129,6 +197,7 @@ void CpuRankExecutor::Impl::finish(std::size_t task) {
   done[task] = true;
   records[task].end = now();
   ++finished;
+  last_progress = Clock::now();
   for (const std::int32_t d : dependents[task]) --waiting_deps[static_cast<std::size_t>(d)];
   if (program.tasks[task].kind == models::TaskKind::kDpCollective) dp_busy = false;
 }
@@ -163,18 +232,26 @@ bool CpuRankExecutor::Impl::poll() {
 
 void CpuRankExecutor::Impl::wait_for_one() {
   MEGASIM_ASSERT(!requests.empty(), "the rank's program is stuck: no task can run and no transfer is pending");
-  int index = MPI_UNDEFINED;
-  check_mpi(MPI_Waitany(to_int(requests.size()), requests.data(), &index, MPI_STATUS_IGNORE), "MPI_Waitany");
-  MEGASIM_ASSERT(index != MPI_UNDEFINED, "MPI_Waitany returned no request");
-  const auto i = static_cast<std::size_t>(index);
-  finish(request_task[i]);
-  requests.erase(requests.begin() + index);
-  request_task.erase(request_task.begin() + index);
+  while (true) {
+    int index = MPI_UNDEFINED;
+    int flag = 0;
+    check_mpi(MPI_Testany(to_int(requests.size()), requests.data(), &index, &flag, MPI_STATUS_IGNORE), "MPI_Testany");
+    if (flag != 0 && index != MPI_UNDEFINED) {
+      const auto i = static_cast<std::size_t>(index);
+      finish(request_task[i]);
+      requests.erase(requests.begin() + index);
+      request_task.erase(request_task.begin() + index);
+      return;
+    }
+    check_stall(outstanding_tasks());
+    std::this_thread::yield();
+  }
 }
 
 void CpuRankExecutor::Impl::run_tp_collective(const models::TpCollective& call) {
   MEGASIM_ASSERT(call.op != models::CollectiveOp::kSendRecv, "a tensor-parallel send/recv");
-  run_collective(call.op, call.bytes, groups.tensor(), tp_buffers, "tensor group");
+  MPI_Request request = start_collective(call.op, call.bytes, groups.tensor(), tp_buffers, "tensor group");
+  wait_for(request, "a tensor-group " + std::string(models::to_string(call.op)));
 }
 
 void CpuRankExecutor::Impl::run_compute(std::size_t task) {
@@ -249,8 +326,12 @@ std::vector<TaskRecord> CpuRankExecutor::Impl::run_iteration() {
   std::size_t& next_pp = next[static_cast<std::size_t>(models::StreamKind::kPp)];
   std::size_t& next_dp = next[static_cast<std::size_t>(models::StreamKind::kDp)];
 
-  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier (iteration start)");
+  last_progress = Clock::now();
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier (iteration start)");
+  wait_for(barrier, "the iteration barrier (a peer has not arrived)");
   t0 = Clock::now();
+  last_progress = t0;
   while (finished < n) {
     bool moved = false;
     while (next_pp < pp.size() && ready(static_cast<std::size_t>(pp[next_pp]))) {
@@ -273,8 +354,8 @@ std::vector<TaskRecord> CpuRankExecutor::Impl::run_iteration() {
   return records;
 }
 
-CpuRankExecutor::CpuRankExecutor(const models::Workload& workload, int world_rank)
-    : impl_(std::make_unique<Impl>(workload, world_rank)),
+CpuRankExecutor::CpuRankExecutor(const models::Workload& workload, int world_rank, std::chrono::milliseconds timeout)
+    : impl_(std::make_unique<Impl>(workload, world_rank, timeout)),
       stage_(impl_->stage),
       replica_(impl_->layout.dp_rank(world_rank)) {}
 

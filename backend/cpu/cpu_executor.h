@@ -16,6 +16,11 @@
 //    all-gather), float32 elements; over a data group of one they end as they are issued;
 //  - outstanding transfers are tested after every op of a compute task (which also gives MPI's
 //    progress engine its turns); with nothing to run, the thread waits for the next completion.
+// Stalls: the thread never blocks in MPI. It tests its requests and waits with a deadline: when no
+// task finished for `timeout` (a peer that died, a schedule that deadlocks), run_iteration throws
+// MpiError naming the rank and what it was waiting for (the iteration barrier, or its outstanding
+// tasks), which the command turns into MPI_Abort of the job. Requests that cannot be cancelled
+// (collectives) are kept and tested again when the executor is destroyed.
 // A task's record: start = started (compute) or posted/issued (communication), transfer_start = start
 // (run_cpu_iterations sets a pipeline transfer's from both sides), end = when it was seen complete;
 // nanoseconds from the iteration start (after a barrier on the world).
@@ -23,6 +28,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -37,7 +43,8 @@ namespace megasim::backend::cpu {
 class CpuRankExecutor {
  public:
   // `workload` must outlive the executor; the world size must be the plan's world size.
-  CpuRankExecutor(const models::Workload& workload, int world_rank);
+  CpuRankExecutor(const models::Workload& workload, int world_rank,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(300));
   ~CpuRankExecutor();
   CpuRankExecutor(const CpuRankExecutor&) = delete;
   CpuRankExecutor& operator=(const CpuRankExecutor&) = delete;

@@ -5,14 +5,17 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <map>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_executor.h"
 #include "backend/cpu/mpi_probe.h"
 #include "backend/cpu/mpi_session.h"
 #include "models/parallel_groups.h"
@@ -240,6 +243,35 @@ TEST(CpuBackendJob, TensorParallelIterationsFollowTheSchedule) {
     for (const TaskRecord& r : unit.records) tp += r.tp_exposed;
     EXPECT_GT(tp, 0);
   }
+}
+
+// Rank 1 never comes to the iteration: rank 0 gives up after the timeout with an error naming the
+// barrier it waits in, instead of hanging; rank 1 then arrives late and the job goes on.
+TEST(CpuBackendJob, AMissingPeerIsReportedAfterTheTimeout) {
+  const models::Workload workload = tiny_workload(1, 1, false);
+  {
+    CpuRankExecutor executor(workload, world_rank(), std::chrono::milliseconds(300));
+    if (world_rank() == 0) {
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        executor.run_iteration();
+        ADD_FAILURE() << "an iteration without its peer finished";
+      } catch (const MpiError& e) {
+        EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300));
+        EXPECT_NE(std::string(e.what()).find("rank 0: no progress for 0.3 s; still waiting for the iteration barrier"),
+                  std::string::npos)
+            << e.what();
+      }
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+      // The late arrival, with the executor's own call (Open MPI matches a non-blocking barrier with
+      // a non-blocking one): completes rank 0's abandoned barrier.
+      MPI_Request late = MPI_REQUEST_NULL;
+      MPI_Ibarrier(MPI_COMM_WORLD, &late);
+      MPI_Wait(&late, MPI_STATUS_IGNORE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }  // rank 0's executor frees the barrier request it abandoned
 }
 
 TEST(CpuBackendJob, APlanForAnotherWorldSizeIsRefusedOnEveryRank) {

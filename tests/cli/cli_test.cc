@@ -151,10 +151,12 @@ TEST(Cli, ValidateBadInputs) {
       "validate " + tiny + " --iterations 0",
       "validate " + tiny + " --warmup -1",
       "validate --set cluster.gpus=1024",  // a plan predicted for A100s, not for this machine
+      "validate " + tiny + " --timeout -1",
   };
   const BadInput cases[] = {
       {args[0].c_str(), "--backend"},    {args[1].c_str(), "--backend"}, {args[2].c_str(), "cluster.gpu"},
       {args[3].c_str(), "--iterations"}, {args[4].c_str(), "--warmup"},  {args[5].c_str(), "cluster.gpu"},
+      {args[6].c_str(), "--timeout"},
   };
   expect_refused(cases);
 }
@@ -167,12 +169,12 @@ TEST(Cli, RunOnTheCpuBackendBadInputs) {
       "run --backend cpu",               // the default plan names an A100
       "run " + tiny + " --backend cpu --iterations 0 --set calibration.file=" +
           scenario("calibration/cpu_amd_epyc_tiny_gpt_dp2.toml"),
+      "run " + tiny +
+          " --backend cpu --timeout 0 --set calibration.file=" + scenario("calibration/cpu_amd_epyc_tiny_gpt_dp2.toml"),
   };
   const BadInput cases[] = {
-      {args[0].c_str(), "--backend"},
-      {args[1].c_str(), "cluster.gpu"},
-      {args[2].c_str(), "cluster.gpu"},
-      {args[3].c_str(), "--iterations"},
+      {args[0].c_str(), "--backend"},    {args[1].c_str(), "cluster.gpu"}, {args[2].c_str(), "cluster.gpu"},
+      {args[3].c_str(), "--iterations"}, {args[4].c_str(), "--timeout"},
   };
   expect_refused(cases);
 }
