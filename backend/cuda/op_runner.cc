@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "backend/cuda/flash_attention.h"
 #include "backend/cuda/gemm_runner.h"
 #include "backend/cuda/streaming_kernel.h"
 #include "models/compute_cost.h"
@@ -34,9 +36,31 @@ std::int64_t gemm_count(const LayerOp& op, bool flash_attention) {
   return product_flops > 0 ? std::max<std::int64_t>(1, std::llround(op.executed_flops / product_flops)) : 1;
 }
 
-// What the stage's buffers must hold: every GEMM shape, and the largest memory-bound op.
+// The fused kernel's problem for a FlashAttention op of layer_ops.h (shape: m = sequence, k = head
+// dimension, batch = micro-batch x heads on this GPU; causal, with the plan's sliding window), when
+// the kernels support its head dimension.
+std::optional<FlashAttentionProblem> flash_problem(const LayerOp& op, const models::ResolvedPlan& plan) {
+  if (op.kind != OpKind::kAttention || !plan.plan.use_flash_attention) return std::nullopt;
+  if (op.shape.k != 64 && op.shape.k != 128) return std::nullopt;
+  FlashAttentionProblem problem;
+  problem.batch_heads = op.shape.batch;
+  problem.seq = op.shape.m;
+  problem.head_dim = op.shape.k;
+  problem.causal = true;
+  problem.window = plan.plan.sliding_window_size;
+  return problem;
+}
+
+// layer_ops.h names FlashAttention's backward op "flash_attention_bwd".
+bool is_backward(const LayerOp& op) {
+  return op.name.size() >= 4 && op.name.compare(op.name.size() - 4, 4, "_bwd") == 0;
+}
+
+// What the stage's buffers must hold: every GEMM shape, every fused attention problem, and the
+// largest memory-bound op.
 struct StageOps {
   std::vector<GemmProblem> gemms;
+  std::vector<FlashAttentionProblem> attention;
   double max_stream_bytes = 0;
 };
 
@@ -52,6 +76,8 @@ StageOps stage_ops(const models::Workload& w, const models::StageProgram& progra
       for (const LayerOp& op : w.kernels[index].ops) {
         if (!is_gemm(op.kind)) {
           ops.max_stream_bytes = std::max(ops.max_stream_bytes, op.bytes);
+        } else if (const std::optional<FlashAttentionProblem> fused = flash_problem(op, w.plan)) {
+          ops.attention.push_back(*fused);
         } else if (does_work(op.shape)) {
           ops.gemms.push_back(problem_of(op.shape));
         }
@@ -63,22 +89,25 @@ StageOps stage_ops(const models::Workload& w, const models::StageProgram& progra
 
 std::size_t bytes_for(const StageOps& ops) {
   return GemmRunner::arena_bytes_for(ops.gemms) + GemmRunner::kWorkspaceBytes +
-         StreamingKernel::device_bytes_for(ops.max_stream_bytes);
+         StreamingKernel::device_bytes_for(ops.max_stream_bytes) +
+         (ops.attention.empty() ? 0 : FlashAttentionRunner::arena_bytes_for(ops.attention));
 }
 
 }  // namespace
 
 struct OpRunner::State {
-  State(bool flash, const StageOps& ops) : flash_attention(flash), gemms(ops.gemms), streaming(ops.max_stream_bytes) {}
-  bool flash_attention = false;
+  State(const models::ResolvedPlan& p, const StageOps& ops)
+      : plan(p), gemms(ops.gemms), streaming(ops.max_stream_bytes), attention(ops.attention) {}
+  const models::ResolvedPlan& plan;
   GemmRunner gemms;
   StreamingKernel streaming;
+  FlashAttentionRunner attention;
 };
 
 OpRunner::OpRunner(const models::Workload& workload, const models::StageProgram& program) {
   const StageOps ops = stage_ops(workload, program);
   device_bytes_ = bytes_for(ops);
-  state_ = std::make_unique<State>(workload.plan.plan.use_flash_attention, ops);
+  state_ = std::make_unique<State>(workload.plan, ops);
 }
 
 OpRunner::~OpRunner() = default;
@@ -88,9 +117,17 @@ void OpRunner::run(const LayerOp& op, CUstream_st* stream) {
     state_->streaming.run(op.bytes, stream);
     return;
   }
+  if (const std::optional<FlashAttentionProblem> fused = flash_problem(op, state_->plan)) {
+    if (is_backward(op)) {
+      state_->attention.backward(*fused, stream);
+    } else {
+      state_->attention.forward(*fused, stream);
+    }
+    return;
+  }
   if (!does_work(op.shape)) return;
   const GemmProblem problem = problem_of(op.shape);
-  const std::int64_t count = gemm_count(op, state_->flash_attention);
+  const std::int64_t count = gemm_count(op, state_->plan.plan.use_flash_attention);
   for (std::int64_t i = 0; i < count; ++i) state_->gemms.run(problem, stream);
 }
 

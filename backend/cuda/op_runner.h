@@ -3,13 +3,15 @@
 //  - kGemm, and kAttention without FlashAttention (Megatron's unfused Q·Kᵀ and P·V): one batched
 //    cuBLASLt bf16 GEMM of the op's shape (gemm_runner.h; ops with a zero dimension do no work and
 //    are skipped);
-//  - kAttention with plan.use_flash_attention: max(1, round(executed_flops / gemm_flops(shape)))
-//    batched GEMMs of its Q·Kᵀ shape, i.e. FlashAttention's executed FLOPs at cuBLASLt's GEMM
-//    throughput (no fused kernel runs; its softmax work and its own efficiency are not measured);
+//  - kAttention with plan.use_flash_attention: the fused FlashAttention-2 kernels of
+//    flash_attention.h, forward or backward ("flash_attention_bwd"), causal with the plan's
+//    sliding window, for head dimensions 64 and 128; for other head dimensions, which the kernels
+//    do not support, max(1, round(executed_flops / gemm_flops(shape))) batched GEMMs of its Q·Kᵀ
+//    shape (FlashAttention's executed FLOPs at cuBLASLt's GEMM throughput);
 //  - kElementwise and kNorm (and the optimizer's and the embedding's memory-bound work): the
 //    streaming bf16 kernel of streaming_kernel.h moving the op's bytes.
-// The data is synthetic: one arena sized for the largest GEMM and one pair of buffers for the
-// largest memory-bound op, reused by every op, so running here says nothing about whether the
+// The data is synthetic: one arena sized for the largest GEMM, one for the largest attention and one
+// pair of buffers for the largest memory-bound op, reused by every op, so running here says nothing about whether the
 // plan's memory fits.
 #pragma once
 

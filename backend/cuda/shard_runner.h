@@ -4,15 +4,8 @@
 // and validate compare it with the prediction.
 //
 // What runs. The stage program's compute tasks (models/workload.h), in program order on one
-// stream, each kernel list `repeat` times, each op as the cpu backend runs it (cpu_kernels.h):
-//  - kGemm, and kAttention without FlashAttention (Megatron's unfused Q·Kᵀ and P·V): one batched
-//    cuBLASLt bf16 GEMM of the op's shape (gemm_runner.h; ops with a zero dimension do no work and
-//    are skipped);
-//  - kAttention with plan.use_flash_attention: max(1, round(executed_flops / gemm_flops(shape)))
-//    batched GEMMs of its Q·Kᵀ shape, i.e. FlashAttention's executed FLOPs at cuBLASLt's GEMM
-//    throughput. An approximation: no fused attention kernel runs (its softmax work and its own
-//    efficiency are not measured);
-//  - kElementwise and kNorm: the streaming bf16 kernel of streaming_kernel.h moving the op's bytes.
+// stream, each kernel list `repeat` times, each op as OpRunner plays it (op_runner.h: cuBLASLt bf16
+// GEMMs, the fused FlashAttention-2 kernels, streaming kernels for memory-bound ops).
 // The shard measures compute only: a single GPU has no peers, so the kernel lists' tensor-parallel
 // collectives, the pipeline sends and receives and the data-parallel collectives do not run, and
 // tp_exposed is 0. The data is synthetic and one arena sized for the largest ops is reused (no

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prepared for the next lent GPU machine (not yet run): the cuda backend's GPU tests, then shard-mode
+# Prepared for the next lent GPU machine (not yet run): the cuda backend's GPU tests (shard runner, FlashAttention-2
+# kernels against a host reference, the whole-plan executor and its watchdog where 2 GPUs are seen), then shard-mode
 # validation of the 175B MegaScale plan on one H200: the compute of rank 0 of pipeline stage 0 and of
 # the last stage (7, with the logits), run for real (backend/cuda/shard_runner.h) and predicted with
 # the measured H200 calibration, per task category. About 25 s of GPU time per stage (one warm-up and
@@ -13,4 +14,13 @@ for stage in 0 7; do
   timeout 150 build-cuda/cli/megasim validate scenarios/megascale/175b_megascale.toml --backend cuda --stage "$stage" \
     --set cluster.gpu=H200 --set calibration.file=scenarios/calibration/h200_measured.toml --iterations 3 \
     --out "$out/shard_stage$stage" 2>>"$out/errors.log" | tee "$out/shard_stage$stage.txt"
+done
+# A whole plan on one GPU (backend/cuda/rank_executor.h with a world of one: NCCL communicator,
+# streams, events, watchdog), unfused and with the fused FlashAttention-2 kernels, predicted with the
+# same calibration.
+for flash in false true; do
+  timeout 90 build-cuda/cli/megasim validate scenarios/validate/tiny_gpt_dp2.toml --backend cuda --iterations 5 \
+    --set cluster.gpus=1 --set cluster.gpus_per_server=1 --set plan.global_batch_size=8 --set cluster.gpu=H200 \
+    --set calibration.file=scenarios/calibration/h200_measured.toml --set plan.use_flash_attention=$flash \
+    --out "$out/whole_plan_flash_$flash" 2>>"$out/errors.log" | tee "$out/whole_plan_flash_$flash.txt"
 done

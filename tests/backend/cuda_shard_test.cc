@@ -165,7 +165,7 @@ TEST(ShardRunner, EveryStageFollowsItsProgram) {
   }
 }
 
-TEST(ShardRunner, FlashAttentionRunsAsGemmsOfItsExecutedFlops) {
+TEST(ShardRunner, FlashAttentionRunsTheFusedKernels) {
   if (!gpu_visible()) GTEST_SKIP() << "no visible GPU";
   const models::Workload w = tiny_gpt(true);
   ShardRunner runner(w, 0);
