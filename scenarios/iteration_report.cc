@@ -143,6 +143,7 @@ std::string to_text(const IterationReport& r) {
   if (!r.critical_path.empty()) {
     out += fmt::format("critical path: {} segments, last: {}\n", r.critical_path.size(), r.critical_path.back());
   }
+  if (r.stragglers) out += to_text(*r.stragglers);
   return out;
 }
 
@@ -175,6 +176,10 @@ std::string to_json(const IterationReport& r) {
   w.key("critical_path").begin_array();
   for (const std::string& line : r.critical_path) w.value(line);
   w.end_array();
+  if (r.stragglers) {
+    w.key("stragglers");
+    write_json(w, *r.stragglers);
+  }
   w.end_object();
   return w.str() + "\n";
 }

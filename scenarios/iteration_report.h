@@ -47,6 +47,7 @@
 #include "models/memory.h"
 #include "models/plan.h"
 #include "models/workload.h"
+#include "scenarios/straggler_report.h"
 #include "sim/time.h"
 
 namespace megasim::scenarios {
@@ -93,6 +94,8 @@ struct IterationReport {
   // of consecutive tasks on the same unit: "stage 1 replica 0: F mb0 c0 .. B mb1 c0 (5 tasks,
   // 1.000 to 7.000 ms)".
   std::vector<std::string> critical_path;
+  // The straggler analysis (straggler_report.h); only when the scenario has active stragglers.
+  std::optional<StragglerReport> stragglers;
 };
 
 // A task of one unit: Trace::units[unit].records[task].
@@ -136,7 +139,7 @@ std::string to_text(const IterationReport& report);
 // {mean, critical, critical_stage, critical_replica} (seconds per category), memory (bytes per GPU:
 // peak_stage, peak, stages; only when present), plan {tp, pp, dp, vpp, micro_batch_size,
 // num_microbatches, global_batch_size, world_size}, heat_map {dp, pp, compute_s, slowdown},
-// critical_path.
+// critical_path, and stragglers (straggler_report.h) when present.
 std::string to_json(const IterationReport& report);
 
 }  // namespace megasim::scenarios

@@ -7,6 +7,8 @@
 #include "models/gpu_spec.h"
 #include "models/memory.h"
 #include "scenarios/device.h"
+#include "scenarios/straggler_draw.h"
+#include "scenarios/straggler_report.h"
 #include "sim/rng.h"
 #include "topology/placement.h"
 #include "topology/topology.h"
@@ -36,9 +38,19 @@ RunResult run_iteration_study(const Scenario& s, bool record_flows) {
   inputs.gpu = gpu;
   inputs.calibration = device.compute;
   inputs.record_flows = record_flows;
+  const bool stragglers = s.stragglers.active();
+  StragglerDraw draw;
+  if (stragglers) {
+    draw = draw_stragglers(s.stragglers, result.workload, topology, s.seed);
+    apply(draw, inputs);
+  }
   result.trace = backend::simulate_iteration(inputs, &result.stats);
 
   result.report = summarize(result.workload, result.trace, gpu);
+  if (stragglers) {
+    inputs.record_flows = false;
+    result.report.stragglers = analyse_stragglers(s.stragglers, draw, inputs, result.trace);
+  }
   result.report.memory = memory;
   result.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

@@ -41,6 +41,7 @@ void validate(const Scenario& scenario) {
   backend::validate(scenario.fabric);
   models::validate(scenario.collective);
   models::validate(scenario.model);
+  models::validate(scenario.stragglers);
 }
 
 }  // namespace megasim::scenarios

@@ -9,6 +9,7 @@
 #include "models/collective.h"
 #include "models/model_spec.h"
 #include "models/plan.h"
+#include "models/stragglers.h"
 #include "topology/cluster_params.h"
 #include "topology/placement.h"
 
@@ -34,6 +35,8 @@ struct Scenario {
   // empty: the defaults. Relative to the scenario file's folder when set in a file, else to the
   // current directory.
   std::string calibration_file;
+  // Slow hosts and GPUs, jitter, pauses and sequence-length imbalance (models/stragglers.h).
+  models::StragglerParams stragglers;
 };
 
 // Checks the cluster, GPU, fabric, collective and model sections (throws sim::ConfigError naming

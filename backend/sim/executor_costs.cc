@@ -34,7 +34,8 @@ std::vector<KernelCost> kernel_costs(const IterationInputs& in) {
 }
 
 TaskTimes task_times(const models::StageProgram& program, const std::vector<KernelCost>& costs,
-                     const std::vector<TpTime>& tp, double slowdown, double comm_sm_fraction) {
+                     const std::vector<TpTime>& tp, double slowdown, const std::vector<float>* scale,
+                     double comm_sm_fraction) {
   TaskTimes out;
   out.duration.assign(program.tasks.size(), 0);
   out.tp_exposed.assign(program.tasks.size(), 0);
@@ -43,19 +44,36 @@ TaskTimes task_times(const models::StageProgram& program, const std::vector<Kern
     if (task.kind != models::TaskKind::kCompute) continue;
     double compute = 0;
     double exposed = 0;
+    const double task_slowdown = slowdown * (scale != nullptr ? static_cast<double>((*scale)[t]) : 1.0);
     for (const models::Task::KernelRun& run : task.runs) {
       MEGASIM_ASSERT(run.kernels >= 0 && static_cast<std::size_t>(run.kernels) < costs.size(),
                      "a compute task names an unknown kernel list");
       const auto k = static_cast<std::size_t>(run.kernels);
       const double repeat = static_cast<double>(run.repeat);
-      compute += repeat * costs[k].compute_s * slowdown;
+      compute += repeat * costs[k].compute_s * task_slowdown;
       exposed += repeat * (tp[k].plain_s +
-                           overlapped_tp_cost(tp[k].overlappable_s, costs[k].gemm_s * slowdown, comm_sm_fraction));
+                           overlapped_tp_cost(tp[k].overlappable_s, costs[k].gemm_s * task_slowdown, comm_sm_fraction));
     }
     out.duration[t] = sim::from_seconds(compute + exposed);
     out.tp_exposed[t] = sim::from_seconds(exposed);
   }
   return out;
+}
+
+sim::SimTime pause_delay(sim::SimTime start, sim::SimTime duration, sim::SimTime phase, sim::SimTime period,
+                         sim::SimTime pause) {
+  if (period <= 0 || pause <= 0) return 0;
+  // The first pause that can touch [start, ...): the latest one beginning at or before start, whose
+  // end may lie after it, or the first one after it.
+  std::int64_t k = start > phase ? (start - phase) / period : 0;
+  sim::SimTime extra = 0;
+  for (;; ++k) {
+    const sim::SimTime at = phase + k * period;
+    if (at >= start + duration + extra) return extra;
+    if (at + pause <= start) continue;  // over before the task started
+    // A pause that began before the task delays its start by its rest; one during it, by all of it.
+    extra += at < start ? at + pause - start : pause;
+  }
 }
 
 }  // namespace megasim::backend::detail

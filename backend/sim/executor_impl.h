@@ -99,8 +99,14 @@ void match_p2p(const models::Workload& workload, std::vector<StageInfo>& stages)
 
 // executor_costs.cc
 std::vector<KernelCost> kernel_costs(const IterationInputs& in);
+// `scale`: per task, a multiplier on its compute time (nullptr: 1).
 TaskTimes task_times(const models::StageProgram& program, const std::vector<KernelCost>& costs,
-                     const std::vector<TpTime>& tp, double slowdown, double comm_sm_fraction);
+                     const std::vector<TpTime>& tp, double slowdown, const std::vector<float>* scale,
+                     double comm_sm_fraction);
+// The extra time a compute task starting at `start` and lasting `duration` spends in the pauses of
+// a unit whose pauses of `pause` begin at phase + k * period (k >= 0); 0 when period is 0.
+sim::SimTime pause_delay(sim::SimTime start, sim::SimTime duration, sim::SimTime phase, sim::SimTime period,
+                         sim::SimTime pause);
 
 class Executor {
  public:

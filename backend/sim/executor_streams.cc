@@ -28,7 +28,11 @@ void Executor::start_task(std::int32_t u, std::int32_t task) {
     case models::TaskKind::kCompute: {
       unit.busy[info.stream[index]] = true;
       r.tp_exposed = unit.times->tp_exposed[static_cast<std::size_t>(task)];
-      const sim::SimTime end = sim_.now() + unit.times->duration[static_cast<std::size_t>(task)];
+      sim::SimTime end = sim_.now() + unit.times->duration[static_cast<std::size_t>(task)];
+      if (in_.gc_period > 0) {
+        end += pause_delay(sim_.now(), end - sim_.now(), in_.gc_phase[static_cast<std::size_t>(u)], in_.gc_period,
+                           in_.gc_pause);
+      }
       sim_.schedule_at(end, [this, u, task] { finish_task(u, task); });
       return;
     }

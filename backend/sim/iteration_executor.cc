@@ -51,6 +51,37 @@ void check_values(const IterationInputs& in) {
       throw sim::ConfigError("stragglers.gpu_slowdown", fmt::format("{}", f), "a finite factor >= 1");
     }
   }
+  const models::ParallelLayout layout = in.workload->plan.layout();
+  const auto units = static_cast<std::size_t>(layout.pipeline * layout.data);
+  if (!in.task_scale.empty() && in.task_scale.size() != units) {
+    throw sim::ConfigError("stragglers.task_scale", fmt::format("{} units", in.task_scale.size()),
+                           fmt::format("none or one per (stage, replica) unit ({})", units));
+  }
+  for (std::size_t u = 0; u < in.task_scale.size(); ++u) {
+    const std::size_t tasks = in.workload->stages[u / static_cast<std::size_t>(layout.data)].tasks.size();
+    if (!in.task_scale[u].empty() && in.task_scale[u].size() != tasks) {
+      throw sim::ConfigError("stragglers.task_scale", fmt::format("{} factors for unit {}", in.task_scale[u].size(), u),
+                             fmt::format("none or one per task of its stage ({})", tasks));
+    }
+    for (const float f : in.task_scale[u]) {
+      if (!(std::isfinite(f) && f > 0)) {
+        throw sim::ConfigError("stragglers.task_scale", fmt::format("{}", f), "a finite factor > 0");
+      }
+    }
+  }
+  if (in.gc_period > 0) {
+    if (in.gc_phase.size() != units || in.gc_pause < 0 || in.gc_pause >= in.gc_period) {
+      throw sim::ConfigError(
+          "stragglers.gc_period_s", fmt::format("{} ns", in.gc_period),
+          fmt::format("a period longer than the pause ({} ns), with one phase per unit ({})", in.gc_pause, units));
+    }
+    for (const sim::SimTime phase : in.gc_phase) {
+      if (phase < 0 || phase >= in.gc_period) {
+        throw sim::ConfigError("stragglers.gc_period_s", fmt::format("phase {} ns", phase),
+                               fmt::format("phases in [0, {}) ns", in.gc_period));
+      }
+    }
+  }
   if (!in.kernel_times.empty() && in.kernel_times.size() != in.workload->kernels.size()) {
     throw sim::ConfigError("iteration.kernel_times", fmt::format("{} entries", in.kernel_times.size()),
                            fmt::format("none or one per kernel list ({})", in.workload->kernels.size()));
@@ -115,7 +146,8 @@ void Executor::build_units() {
   }
 }
 
-// Units inside one server at slowdown 1 share their stage's durations; the others get their own.
+// Units inside one server at slowdown 1 without task scales share their stage's durations; the
+// others get their own.
 void Executor::assign_times(const std::vector<KernelCost>& costs) {
   std::vector<TpTime> shared_tp;
   std::vector<const TaskTimes*> shared(static_cast<std::size_t>(pp_), nullptr);
@@ -125,19 +157,23 @@ void Executor::assign_times(const std::vector<KernelCost>& costs) {
       if (!in_.gpu_slowdown.empty()) slowdown = std::max(slowdown, in_.gpu_slowdown[g.index()]);
     }
     const bool local = in_one_server(topo_, unit.gpus);
+    const auto u = static_cast<std::size_t>(&unit - units_.data());
+    const std::vector<float>* scale =
+        in_.task_scale.empty() || in_.task_scale[u].empty() ? nullptr : &in_.task_scale[u];
     if (local && shared_tp.empty()) {
       shared_tp = kernel_list_tp_times(workload_.kernels, topo_, in_.fabric, in_.collective, unit.gpus);
     }
     const models::StageProgram& program = workload_.stages[static_cast<std::size_t>(unit.stage)];
     const TaskTimes*& stage_times = shared[static_cast<std::size_t>(unit.stage)];
-    if (local && slowdown == 1.0 && stage_times != nullptr) {
+    if (local && slowdown == 1.0 && scale == nullptr && stage_times != nullptr) {
       unit.times = stage_times;
       continue;
     }
     const std::vector<TpTime> tp =
         local ? shared_tp : kernel_list_tp_times(workload_.kernels, topo_, in_.fabric, in_.collective, unit.gpus);
-    unit.times = &times_.emplace_back(task_times(program, costs, tp, slowdown, in_.calibration.comm_sm_fraction));
-    if (local && slowdown == 1.0) stage_times = unit.times;
+    unit.times =
+        &times_.emplace_back(task_times(program, costs, tp, slowdown, scale, in_.calibration.comm_sm_fraction));
+    if (local && slowdown == 1.0 && scale == nullptr) stage_times = unit.times;
   }
 }
 

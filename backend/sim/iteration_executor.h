@@ -6,10 +6,10 @@
 //    TP ranks of a unit run identical tasks at identical times on their own GPUs, so they share one
 //    timeline (TraceUnit). Unit u = replica + dp * stage holds ranks [u*tp, (u+1)*tp) (Megatron's
 //    tp-dp-pp order, models/parallel_groups.h), on the GPUs the placement gives them.
-//  - Compute tasks take sum over runs of repeat x (kernel-list compute time x the unit's slowdown +
-//    the exposed TP collective time). The slowdown is the largest gpu_slowdown over the unit's GPUs
-//    (a TP group runs in lock step, so its slowest GPU sets the pace). TP collectives are timed by
-//    tp_collective_time.h: the exact NVLink fast path for a group inside one server, else the
+//  - Compute tasks take sum over runs of repeat x (kernel-list compute time x the unit's slowdown x
+//    the task's scale + the exposed TP collective time), plus the unit's pauses they run over. The slowdown is the
+//    largest gpu_slowdown over the unit's GPUs (a TP group runs in lock step, so its slowest GPU sets the pace). TP
+//    collectives are timed by tp_collective_time.h: the exact NVLink fast path for a group inside one server, else the
 //    collective alone on the fabric. Calls the workload marks overlappable hide behind the
 //    list's GEMMs: exposed = max(0, overlappable TP time - GEMM time x slowdown). At tp = 1 there is
 //    no TP collective (Megatron skips the call for a group of one).
@@ -56,6 +56,16 @@ struct IterationInputs {
   // Per GPU (indexed by GpuId, topology->num_gpus() entries) multiplier >= 1 on compute time;
   // empty: no slowdown.
   std::vector<double> gpu_slowdown;
+  // Per execution unit (u = replica + dp * stage), a multiplier > 0 on the compute time of each task
+  // of its stage program (jitter, sequence-length imbalance: models/stragglers.h), applied with the
+  // slowdown (the exposed TP time is not scaled). Empty, or an empty entry for a unit: 1.
+  std::vector<std::vector<float>> task_scale;
+  // Pauses (garbage collection): unit u stops for gc_pause at gc_phase[u] + k * gc_period (k >= 0).
+  // A compute task running at a pause instant takes gc_pause longer; one starting inside a pause
+  // waits for its rest. gc_period 0: no pauses (gc_phase may then be empty).
+  sim::SimTime gc_period = 0;
+  sim::SimTime gc_pause = 0;
+  std::vector<sim::SimTime> gc_phase;
   // Per kernel list of the workload, replacing models::kernel_list_compute_time_s and
   // kernel_list_gemm_time_s (calibrated or measured times; tests). Empty: the cost model's.
   std::vector<KernelTime> kernel_times;
@@ -72,7 +82,10 @@ struct IterationStats {
 };
 
 // Simulates one iteration from t = 0. Throws sim::ConfigError("stragglers.gpu_slowdown") when the
-// slowdown vector has the wrong size or a factor that is not a finite number >= 1, and
+// slowdown vector has the wrong size or a factor that is not a finite number >= 1,
+// ("stragglers.task_scale") for a scale vector of the wrong size or a factor that is not finite and
+// > 0, ("stragglers.gc_period_s") for pauses with a phase vector of the wrong size or a phase
+// outside [0, period) or a pause not shorter than the period, and
 // ("iteration.kernel_times") when kernel_times has neither 0 nor one entry per kernel list or a time
 // < 0. Inconsistent workloads (a send without its recv, a cycle) are internal errors.
 Trace simulate_iteration(const IterationInputs& inputs, IterationStats* stats = nullptr);

@@ -1,0 +1,40 @@
+#include "scenarios/keys_stragglers.h"
+
+#include "models/stragglers.h"
+#include "scenarios/key_binding.h"
+
+namespace megasim::scenarios {
+
+void add_straggler_keys(std::vector<KeySpec>& t) {
+  using binding::field;
+  using models::StragglerParams;
+  constexpr auto s = &Scenario::stragglers;
+  t.push_back(field("stragglers", "slow_host_fraction", "",
+                    "fraction of servers that are slow (MegaScale: about 0.005)", s,
+                    &StragglerParams::slow_host_fraction));
+  t.push_back(field("stragglers", "slow_host_factor", "", "mean compute multiplier of a slow server (1.1: 10% slower)",
+                    s, &StragglerParams::slow_host_factor));
+  t.push_back(field("stragglers", "slow_host_factor_stddev", "", "standard deviation of a slow server's multiplier", s,
+                    &StragglerParams::slow_host_factor_stddev));
+  t.push_back(field("stragglers", "slow_hosts", "", "explicit slow servers: \"id:factor,...\"", s,
+                    &StragglerParams::slow_hosts));
+  t.push_back(
+      field("stragglers", "slow_gpus", "", "explicit slow GPUs: \"id:factor,...\"", s, &StragglerParams::slow_gpus));
+  t.push_back(field("stragglers", "jitter_cv", "",
+                    "per compute task and rank: log-normal time multiple of mean 1 with this coefficient of variation",
+                    s, &StragglerParams::jitter_cv));
+  t.push_back(field("stragglers", "gc_period_s", "s", "every rank pauses (garbage collection) this often; 0: never", s,
+                    &StragglerParams::gc_period_s));
+  t.push_back(field("stragglers", "gc_pause_s", "s", "length of one pause", s, &StragglerParams::gc_pause_s));
+  t.push_back(field("stragglers", "gc_synchronized", "",
+                    "pauses planned at the same instants on every rank (else each rank at a random phase)", s,
+                    &StragglerParams::gc_synchronized));
+  t.push_back(
+      field("stragglers", "seq_length_cv", "",
+            "per micro-batch and replica: log-normal sequence-length multiple (attention grows with its square)", s,
+            &StragglerParams::seq_length_cv));
+  t.push_back(field("stragglers", "whatif_replaced_hosts", "", "how many of the slowest hosts the what-if replaces", s,
+                    &StragglerParams::whatif_replaced_hosts));
+}
+
+}  // namespace megasim::scenarios

@@ -1,0 +1,44 @@
+// The draw of a scenario's stragglers (models/stragglers.h) for one iteration simulation: which
+// GPUs are slow and by how much, each task's compute multiple on each (stage, replica) unit, and
+// each unit's pause phase, from the named random streams "stragglers.hosts", "stragglers.jitter",
+// "stragglers.seq_length" and "stragglers.gc" of the scenario's seed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/sim/iteration_executor.h"
+#include "models/stragglers.h"
+#include "models/workload.h"
+#include "topology/placement.h"
+#include "topology/topology.h"
+
+namespace megasim::scenarios {
+
+struct StragglerDraw {
+  std::vector<double> host_slowdown;           // per server, >= 1
+  std::vector<double> gpu_slowdown;            // per GPU: its server's factor times its own, >= 1
+  std::vector<std::vector<float>> task_scale;  // per unit (replica + dp * stage), per task; empty: none
+  sim::SimTime gc_period = 0;
+  sim::SimTime gc_pause = 0;
+  std::vector<sim::SimTime> gc_phase;  // per unit
+};
+
+// Throws sim::ConfigError("stragglers.slow_hosts" / "stragglers.slow_gpus") for an id outside the
+// cluster, and as models::validate(params) does.
+StragglerDraw draw_stragglers(const models::StragglerParams& params, const models::Workload& workload,
+                              const topo::Topology& topology, std::uint64_t seed);
+
+// Puts the draw into the simulator's inputs (gpu_slowdown, task_scale, pauses).
+void apply(const StragglerDraw& draw, backend::IterationInputs& inputs);
+
+// The GPU slowdowns with the servers of `replaced` at factor 1 (a what-if: those hosts swapped for
+// healthy spares); other GPUs keep their factors.
+std::vector<double> without_hosts(const StragglerDraw& draw, const topo::Topology& topology,
+                                  const std::vector<std::int64_t>& replaced);
+
+// Per task of each unit's stage, the attention core's share of the task's compute FLOPs (what grows
+// with the square of the sequence length), index = stage.
+std::vector<std::vector<double>> attention_shares(const models::Workload& workload);
+
+}  // namespace megasim::scenarios

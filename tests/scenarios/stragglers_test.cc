@@ -1,0 +1,169 @@
+// Stragglers in a scenario (models/stragglers.h, straggler_draw.h, straggler_report.h): expected
+// effects derived from the schedule, and the what-if analysis recovering them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "models/stragglers.h"
+#include "scenarios/loader.h"
+#include "scenarios/run_study.h"
+#include "scenarios/straggler_draw.h"
+#include "sim/error.h"
+#include "topology/topology.h"
+
+namespace megasim::scenarios {
+namespace {
+
+// A GPT of 4 layers on 4 servers of 8 A100s, TP 8 x DP 4: one (stage, replica) unit per server, and
+// the data-parallel gradient reduction after the last backward (no overlap), so every replica's
+// timeline is compute, then the reduction that waits for the slowest, then the optimizer.
+Scenario dp_scenario() {
+  return load_scenario_text(R"(
+[cluster]
+gpu = "A100"
+gpus = 32
+[model]
+num_layers = 4
+hidden_size = 4096
+num_attention_heads = 32
+seq_length = 2048
+[plan]
+tensor_model_parallel_size = 8
+pipeline_model_parallel_size = 1
+micro_batch_size = 1
+global_batch_size = 16
+num_layers_per_virtual_pipeline_stage = 0
+use_distributed_optimizer = true
+sequence_parallel = true
+overlap_grad_reduce = false
+overlap_param_gather = false
+)");
+}
+
+const StragglerWhatIf& whatif(const StragglerReport& r, const std::string& name) {
+  for (const StragglerWhatIf& w : r.whatifs) {
+    if (w.name == name) return w;
+  }
+  throw std::runtime_error("no what-if " + name);
+}
+
+TEST(Stragglers, NoneLeaveTheIterationAsItWas) {
+  Scenario s = dp_scenario();
+  const RunResult plain = run_iteration_study(s);
+  EXPECT_FALSE(plain.report.stragglers.has_value());
+  // Active sources with no effect (a jitter of zero, a factor of 1) change nothing.
+  apply_override(s, "stragglers.slow_hosts=1:1.0");
+  const RunResult same = run_iteration_study(s);
+  ASSERT_TRUE(same.report.stragglers.has_value());
+  EXPECT_EQ(same.trace.iteration_time, plain.trace.iteration_time);
+  EXPECT_DOUBLE_EQ(whatif(*same.report.stragglers, "no_stragglers").iteration_time_s, plain.report.iteration_time_s);
+}
+
+// A host 10% slower stretches its unit's compute by 10%; as that unit is then the last to reach the
+// reduction and the rest of the iteration is the same for all, the iteration grows by 10% of the
+// unit's nominal compute: the critical unit's compute (1.1 x nominal) x 0.1 / 1.1. Replacing the
+// host recovers the nominal iteration exactly.
+TEST(Stragglers, ASlowHostCostsWhatItsComputeOnTheCriticalPathImplies) {
+  Scenario s = dp_scenario();
+  const RunResult nominal = run_iteration_study(s);
+  apply_override(s, "stragglers.slow_hosts=2:1.1");
+  const RunResult slow = run_iteration_study(s);
+  ASSERT_TRUE(slow.report.stragglers.has_value());
+  const StragglerReport& r = *slow.report.stragglers;
+  EXPECT_EQ(slow.report.critical_replica, 2);
+  const double expected = slow.report.critical.compute_s * 0.1 / 1.1;
+  // Each task's duration is a whole number of nanoseconds: half a nanosecond of rounding per task.
+  const double rounding = 1e-9 * static_cast<double>(slow.workload.stages[0].tasks.size());
+  EXPECT_NEAR(slow.report.iteration_time_s - nominal.report.iteration_time_s, expected, rounding);
+  EXPECT_EQ(r.slow_hosts, 1);
+  ASSERT_EQ(r.slowest_hosts.size(), 1u);
+  EXPECT_EQ(r.slowest_hosts[0].first, 2);
+  EXPECT_NE(std::find(r.critical_hosts.begin(), r.critical_hosts.end(), 2), r.critical_hosts.end());
+  EXPECT_DOUBLE_EQ(whatif(r, "replace_slowest_hosts").iteration_time_s, nominal.report.iteration_time_s);
+  EXPECT_DOUBLE_EQ(whatif(r, "no_stragglers").iteration_time_s, nominal.report.iteration_time_s);
+  // At the group's mean (1.025 x nominal for every replica) the iteration is in between.
+  const double mean = whatif(r, "group_mean_compute").iteration_time_s;
+  EXPECT_GT(mean, nominal.report.iteration_time_s);
+  EXPECT_LT(mean, slow.report.iteration_time_s);
+  // The added compute is the slow unit's 10% of every category it computes.
+  double added = 0;
+  for (const auto& [category, seconds] : r.added_compute_s) {
+    EXPECT_GE(seconds, 0) << category;
+    added += seconds;
+  }
+  EXPECT_NEAR(added, expected, rounding);
+}
+
+TEST(Stragglers, SynchronizedPausesCostThePausesThatFallInTheIteration) {
+  Scenario s = dp_scenario();
+  const double t0 = run_iteration_study(s).report.iteration_time_s;
+  const double period = t0 / 3.5;
+  const double pause = t0 / 100;
+  apply_override(s, "stragglers.gc_period_s=" + std::to_string(period));
+  apply_override(s, "stragglers.gc_pause_s=" + std::to_string(pause));
+  apply_override(s, "stragglers.gc_synchronized=true");
+  const double t = run_iteration_study(s).report.iteration_time_s;
+  // Every rank pauses at 0, P, 2P, 3P (all within t0 + 4 pauses < 4P): at most 4 pauses, and at
+  // least the 3 that fall while every rank computes, are added.
+  EXPECT_GE(t - t0, 3 * pause * (1 - 1e-6));
+  EXPECT_LE(t - t0, 4 * pause * (1 + 1e-6));
+}
+
+TEST(Stragglers, DrawsAreDeterministicAndFollowTheirParameters) {
+  Scenario s = dp_scenario();
+  apply_override(s, "stragglers.jitter_cv=0.05");
+  apply_override(s, "stragglers.seq_length_cv=0.2");
+  const RunResult a = run_iteration_study(s);
+  const RunResult b = run_iteration_study(s);
+  EXPECT_EQ(a.trace.iteration_time, b.trace.iteration_time);
+  apply_override(s, "simulation.seed=7");
+  const RunResult c = run_iteration_study(s);
+  EXPECT_NE(a.trace.iteration_time, c.trace.iteration_time);
+  // Variation only slows a synchronous job down against its mean: the slowest replica sets the pace.
+  const StragglerReport& r = *a.report.stragglers;
+  EXPECT_GT(r.iteration_time_s, whatif(r, "no_stragglers").iteration_time_s);
+}
+
+TEST(Stragglers, SlowHostFractionDrawsAboutThatManyHosts) {
+  models::StragglerParams p;
+  p.slow_host_fraction = 0.1;
+  topo::ClusterParams c;
+  c.gpus = 8 * 2000;
+  const topo::Topology topology = topo::Topology::build(c);
+  models::Workload w;
+  w.plan.tp = w.plan.pp = w.plan.dp = 1;
+  w.stages.resize(1);
+  const StragglerDraw d = draw_stragglers(p, w, topology, 1);
+  int slow = 0;
+  for (const double f : d.host_slowdown) slow += f > 1 ? 1 : 0;
+  // Binomial(2000, 0.1): mean 200, standard deviation 13.4; 5 sigma either way.
+  EXPECT_NEAR(slow, 200, 67);
+  for (const double f : d.host_slowdown) EXPECT_TRUE(f == 1.0 || std::abs(f - 1.1) < 1e-12);
+}
+
+TEST(Stragglers, BadParametersNameTheirKey) {
+  const auto key_of = [](const std::string& assignment) -> std::string {
+    Scenario s = dp_scenario();
+    try {
+      apply_override(s, assignment);
+      static_cast<void>(run_iteration_study(s));
+    } catch (const sim::ConfigError& e) {
+      return e.key();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(key_of("stragglers.slow_host_fraction=1.5"), "stragglers.slow_host_fraction");
+  EXPECT_EQ(key_of("stragglers.slow_host_factor=0.9"), "stragglers.slow_host_factor");
+  EXPECT_EQ(key_of("stragglers.jitter_cv=-0.1"), "stragglers.jitter_cv");
+  EXPECT_EQ(key_of("stragglers.gc_pause_s=1"), "stragglers.gc_period_s");
+  EXPECT_EQ(key_of("stragglers.slow_hosts=4:1.2"), "stragglers.slow_hosts");  // 4 servers: ids 0 to 3
+  EXPECT_EQ(key_of("stragglers.slow_hosts=x"), "stragglers.slow_hosts");
+  EXPECT_EQ(key_of("stragglers.slow_gpus=3:0.5"), "stragglers.slow_gpus");
+  EXPECT_EQ(key_of("stragglers.whatif_replaced_hosts=-1"), "stragglers.whatif_replaced_hosts");
+}
+
+}  // namespace
+}  // namespace megasim::scenarios
