@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <set>
 
@@ -106,20 +107,25 @@ StragglerReport analyse_stragglers(const models::StragglerParams& params, const 
   nominal.task_scale.clear();
   nominal.gc_period = 0;
   nominal.gc_phase.clear();
-  const backend::Trace nominal_trace = backend::simulate_iteration(nominal);
-  report.whatifs.push_back({"no_stragglers", "every GPU at nominal speed, no jitter, pauses or imbalance",
-                            sim::to_seconds(nominal_trace.iteration_time)});
-  report.whatifs.push_back({"group_mean_compute",
-                            "every rank at the mean compute of its data-parallel peers (same stage), pauses kept",
-                            simulate_s(group_mean_inputs(inputs))});
   const auto k = static_cast<std::size_t>(std::min<std::int64_t>(params.whatif_replaced_hosts, report.slow_hosts));
   std::vector<std::int64_t> replaced;
   for (std::size_t i = 0; i < k; ++i) replaced.push_back(slow[i].first);
   backend::IterationInputs healthier = inputs;
   healthier.gpu_slowdown = without_hosts(draw, topology, replaced);
+  const backend::IterationInputs group_mean = group_mean_inputs(inputs);
+  // The three simulations are independent (each its own executor over shared read-only inputs):
+  // two run on other threads. Each result is what it would be alone, so the report is deterministic.
+  auto mean_s = std::async(std::launch::async, [&group_mean] { return simulate_s(group_mean); });
+  auto healthier_s = std::async(std::launch::async, [&healthier] { return simulate_s(healthier); });
+  const backend::Trace nominal_trace = backend::simulate_iteration(nominal);
+  report.whatifs.push_back({"no_stragglers", "every GPU at nominal speed, no jitter, pauses or imbalance",
+                            sim::to_seconds(nominal_trace.iteration_time)});
+  report.whatifs.push_back({"group_mean_compute",
+                            "every rank at the mean compute of its data-parallel peers (same stage), pauses kept",
+                            mean_s.get()});
   report.whatifs.push_back({"replace_slowest_hosts",
                             fmt::format("the {} slowest host(s) replaced by healthy spares", replaced.size()),
-                            simulate_s(healthier)});
+                            healthier_s.get()});
 
   const std::map<std::string, double> with = compute_by_category(w, trace);
   const std::map<std::string, double> without = compute_by_category(w, nominal_trace);

@@ -37,7 +37,7 @@ struct StragglerReport {
 };
 
 // `inputs` is the simulation that produced `trace`, with `draw` applied (straggler_draw.h). Runs
-// three more simulations:
+// three more simulations (two on threads of their own):
 //  - no_stragglers: no slowdown, no task scale, no pauses;
 //  - group_mean_compute: every unit's compute multiple (its slowdown times each task's scale)
 //    replaced by the mean over the units of its stage (its data-parallel peers), pauses kept;
