@@ -62,6 +62,34 @@ void emit(const RunOptions& o, const models::Workload& workload, const backend::
   std::cout << (o.json ? report_json : scenarios::to_text(report)) << std::flush;
 }
 
+// What a measured run reports against: the device (MFU's peak), the memory estimate and the workload.
+struct MeasuredRun {
+  models::GpuSpec device;
+  models::MemoryEstimate memory;
+  models::Workload workload;
+};
+
+// Checks the options, resolves the plan, refuses one that does not fit, builds the workload.
+MeasuredRun prepare_measured_run(const RunOptions& o, const scenarios::Scenario& s) {
+  if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
+  if (!(o.timeout_s > 0)) throw sim::ConfigError("--timeout", std::to_string(o.timeout_s), "seconds > 0");
+  MeasuredRun run;
+  run.device = scenarios::scenario_gpu(s);
+  const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
+  run.memory = models::estimate_memory(s.model, plan);
+  models::require_fits(run.memory, run.device);
+  run.workload = models::build_workload(s.model, plan);
+  return run;
+}
+
+// The median measured iteration, reported as the simulator reports its own.
+void report_measured(const RunOptions& o, const MeasuredRun& run, const std::vector<backend::Trace>& traces) {
+  const backend::Trace& median = traces[scenarios::median_iteration(traces)];
+  scenarios::IterationReport report = scenarios::summarize(run.workload, median, run.device);
+  report.memory = run.memory;
+  emit(o, run.workload, median, report);
+}
+
 // The iteration measured on the cpu backend (the median of --iterations, after one warm-up), reported
 // as the simulator's is, with MFU relative to this machine's measured peak.
 void run_on_cpu(const RunOptions& o, const scenarios::Scenario& s) {
@@ -70,21 +98,11 @@ void run_on_cpu(const RunOptions& o, const scenarios::Scenario& s) {
                            "\"calibrated\" with --backend cpu (MFU is relative to this machine's measured peak: "
                            "megasim calibrate --backend cpu writes the calibration file)");
   }
-  if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
-  if (!(o.timeout_s > 0)) throw sim::ConfigError("--timeout", std::to_string(o.timeout_s), "seconds > 0");
-  const models::GpuSpec device = scenarios::scenario_gpu(s);
-  const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
-  const models::MemoryEstimate memory = models::estimate_memory(s.model, plan);
-  models::require_fits(memory, device);
-  const models::Workload workload = models::build_workload(s.model, plan);
-  run_as_mpi_job(plan.world_size, [&](int rank) {
+  const MeasuredRun run = prepare_measured_run(o, s);
+  run_as_mpi_job(run.workload.plan.world_size, [&](int rank) {
     const std::vector<backend::Trace> traces = backend::cpu::run_cpu_iterations(
-        workload, {.warmup_iterations = 1, .iterations = o.iterations, .timeout = timeout_of(o.timeout_s)});
-    if (rank != 0) return;
-    const backend::Trace& median = traces[scenarios::median_iteration(traces)];
-    scenarios::IterationReport report = scenarios::summarize(workload, median, device);
-    report.memory = memory;
-    emit(o, workload, median, report);
+        run.workload, {.warmup_iterations = 1, .iterations = o.iterations, .timeout = timeout_of(o.timeout_s)});
+    if (rank == 0) report_measured(o, run, traces);
   });
 }
 
@@ -95,22 +113,12 @@ void run_on_cuda([[maybe_unused]] const RunOptions& o, [[maybe_unused]] const sc
   if (backend::cuda::visible_gpus().empty()) {
     throw sim::ConfigError("--backend", o.backend, "a machine with a visible CUDA GPU (none found)");
   }
-  if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
-  if (!(o.timeout_s > 0)) throw sim::ConfigError("--timeout", std::to_string(o.timeout_s), "seconds > 0");
-  const models::GpuSpec device = scenarios::scenario_gpu(s);
-  const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
-  const models::MemoryEstimate memory = models::estimate_memory(s.model, plan);
-  models::require_fits(memory, device);
-  const models::Workload workload = models::build_workload(s.model, plan);
-  backend::cuda::CudaRunOptions run;
-  run.iterations = o.iterations;
-  run.timeout = timeout_of(o.timeout_s);
-  run_cuda_plan(workload, run, [&](const std::vector<backend::Trace>& traces) {
-    const backend::Trace& median = traces[scenarios::median_iteration(traces)];
-    scenarios::IterationReport report = scenarios::summarize(workload, median, device);
-    report.memory = memory;
-    emit(o, workload, median, report);
-  });
+  const MeasuredRun run = prepare_measured_run(o, s);
+  backend::cuda::CudaRunOptions options;
+  options.iterations = o.iterations;
+  options.timeout = timeout_of(o.timeout_s);
+  run_cuda_plan(run.workload, options,
+                [&](const std::vector<backend::Trace>& traces) { report_measured(o, run, traces); });
 #else
   throw sim::ConfigError("--backend", o.backend,
                          "sim or cpu: this megasim was built without the CUDA backend (see `megasim backends`)");

@@ -34,7 +34,7 @@ std::vector<std::vector<double>> unit_multiples(const backend::IterationInputs& 
     std::vector<double>& m = out[static_cast<std::size_t>(u)];
     m.assign(tasks, slowdown);
     if (!in.task_scale.empty() && !in.task_scale[static_cast<std::size_t>(u)].empty()) {
-      for (std::size_t i = 0; i < tasks; ++i) m[i] *= in.task_scale[static_cast<std::size_t>(u)][i];
+      for (std::size_t i = 0; i < tasks; ++i) m[i] *= static_cast<double>(in.task_scale[static_cast<std::size_t>(u)][i]);
     }
   }
   return out;
