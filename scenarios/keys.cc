@@ -8,6 +8,7 @@
 
 #include "models/gpu_spec.h"
 #include "scenarios/key_binding.h"
+#include "scenarios/keys_reliability.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -208,6 +209,7 @@ std::vector<KeySpec> build_table() {
   add_model_keys(t);
   add_plan_keys(t);
   add_calibration_keys(t);
+  add_reliability_keys(t);
   return t;
 }
 

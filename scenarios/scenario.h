@@ -9,6 +9,7 @@
 #include "models/collective.h"
 #include "models/model_spec.h"
 #include "models/plan.h"
+#include "models/reliability.h"
 #include "topology/cluster_params.h"
 #include "topology/placement.h"
 
@@ -34,6 +35,10 @@ struct Scenario {
   // empty: the defaults. Relative to the scenario file's folder when set in a file, else to the
   // current directory.
   std::string calibration_file;
+  // Campaigns (megasim campaign): failure processes, recovery, checkpoints.
+  models::FailureParams failures;
+  models::RecoveryParams recovery;
+  models::CheckpointParams checkpoint;
 };
 
 // Checks the cluster, GPU, fabric, collective and model sections (throws sim::ConfigError naming
