@@ -4,7 +4,7 @@
 // (each simulated once, shared by the seeds), then the event-driven campaigns themselves. The
 // engine-only case replaces the iteration simulation by a constant, to separate the two costs.
 // Counters: the mean ETTR and its 5th/95th percentiles, job failures per seed, damaged states
-// simulated, and the process's peak RSS.
+// simulated, and the process's peak RSS. The CPU column counts the main thread only.
 // Run: build/bench/bench_campaign
 #include <benchmark/benchmark.h>
 
@@ -26,8 +26,11 @@ megasim::scenarios::Scenario campaign_scenario() {
 
 void BM_Campaign175b12288(benchmark::State& state) {
   const megasim::scenarios::Scenario s = campaign_scenario();
-  const megasim::scenarios::CampaignOptions o{
-      .days = 30, .seeds = state.range(0), .sweep = false, .sweep_intervals_s = {}};
+  const megasim::scenarios::CampaignOptions o{.days = 30,
+                                              .seeds = state.range(0),
+                                              .sweep = false,
+                                              .sweep_intervals_s = {},
+                                              .threads = static_cast<unsigned>(state.range(1))};
   megasim::scenarios::CampaignReport r;
   for (auto _ : state) r = megasim::scenarios::run_campaign_study(s, o);
   state.counters["ettr"] = r.ettr.mean;
@@ -38,7 +41,8 @@ void BM_Campaign175b12288(benchmark::State& state) {
   state.counters["iteration_s"] = r.iteration_time_s;
   state.counters["peak_rss_mb"] = megasim::bench::peak_rss_mb();
 }
-BENCHMARK(BM_Campaign175b12288)->Arg(100)->Iterations(1)->Unit(benchmark::kSecond);
+// Arguments: seeds, threads for the iteration simulations (0: one per hardware thread).
+BENCHMARK(BM_Campaign175b12288)->Args({100, 1})->Args({100, 0})->Iterations(1)->Unit(benchmark::kSecond);
 
 // The campaigns alone: 100 seeds x 30 days of the same failure processes, checkpoints and recovery,
 // with a constant 5.76 s iteration and the fabric's stalls in closed form.
