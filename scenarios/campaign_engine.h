@@ -59,22 +59,22 @@ struct CampaignConfig {
   double horizon_s = 0;                           // wall time simulated
   std::vector<models::FailureProcess> processes;  // models::failure_processes()
   models::FailureParams failures;                 // flap durations
-  models::RecoveryParams recovery;                //
-  models::CheckpointParams checkpoint;            //
-  std::int64_t job_gpus = 0;                      // communicator initialisation
-  double stall_timeout_s = 0;                     // NCCL timeout; 0: a stall never fails the job
+  models::RecoveryParams recovery;
+  models::CheckpointParams checkpoint;
+  std::int64_t job_gpus = 0;   // communicator initialisation
+  double stall_timeout_s = 0;  // NCCL timeout; 0: a stall never fails the job
 };
 
 enum class LostCause : std::uint8_t {
-  kLostWork,          // work since the last valid checkpoint, rolled back by a job failure
-  kDetection,         //
-  kDiagnosis,         //
-  kWaitingForSpares,  //
-  kRestart,           // replacement, process launch, communicator initialisation
-  kCheckpointLoad,    //
-  kCheckpointSave,    // blocking saves (and waiting for the previous upload)
-  kStall,             // flows stalled by a downed cable
-  kDegraded,          // training slower than healthy on a damaged fabric
+  kLostWork,  // work since the last valid checkpoint, rolled back by a job failure
+  kDetection,
+  kDiagnosis,
+  kWaitingForSpares,
+  kRestart,  // replacement, process launch, communicator initialisation
+  kCheckpointLoad,
+  kCheckpointSave,  // blocking saves (and waiting for the previous upload)
+  kStall,           // flows stalled by a downed cable
+  kDegraded,        // training slower than healthy on a damaged fabric
 };
 inline constexpr std::size_t kLostCauseCount = 9;
 std::string_view to_string(LostCause c);  // "lost_work", "detection", ..., "degraded"

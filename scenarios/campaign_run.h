@@ -84,9 +84,9 @@ class CampaignRun {
 
   double progress_ = 0;  // iterations
   sim::SimTime settled_at_ = 0;
-  double valid_progress_ = 0;       // the last valid checkpoint
-  double next_save_progress_ = 0;   //
-  double iterations_per_save_ = 1;  //
+  double valid_progress_ = 0;  // the last valid checkpoint
+  double next_save_progress_ = 0;
+  double iterations_per_save_ = 1;
   bool upload_pending_ = false;
   double upload_progress_ = 0;
   sim::EventHandle upload_event_;

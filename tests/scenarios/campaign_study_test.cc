@@ -83,6 +83,31 @@ TEST(CampaignStudy, DamagedStatesAreSimulatedOnceEach) {
   EXPECT_EQ(oracle.simulated().size(), 3u);
 }
 
+// Flaps alone, through the fabric probe: NIC-cable flaps of 5 s stall the job for 5 s each and never
+// fail it under a 7.5 s NCCL timeout; flaps of 10 s fail it (those on NIC cables, which have no other
+// path; a switch-to-switch cable's flows move after 50 ms whatever the flap's length).
+TEST(CampaignStudy, FlapsShorterThanTheTimeoutStallLongerOnesFailTheJob) {
+  Scenario s = small();
+  for (const char* key : {"gpu", "hbm", "host", "nic", "link", "switch", "software"}) {
+    apply_override(s, std::string("failures.") + key + "_mtbf_h=0");
+  }
+  s.failures.link_flap_mtbf_h = 1000;  // 256 cables: a flap every ~4 h
+  s.failures.link_flap_durations = models::FlapDurations::kFixed;
+  const CampaignOptions o{.days = 10, .seeds = 2, .sweep = false, .sweep_intervals_s = {}};
+  s.failures.link_flap_duration_s = 5;
+  const CampaignReport short_flaps = run_campaign_study(s, o);
+  ASSERT_GT(short_flaps.flaps, 20);
+  EXPECT_EQ(short_flaps.job_failures, 0);
+  EXPECT_GT(short_flaps.lost_s[static_cast<std::size_t>(LostCause::kStall)], 5 * 5);
+  EXPECT_EQ(short_flaps.lost_s[static_cast<std::size_t>(LostCause::kLostWork)], 0);
+  s.failures.link_flap_duration_s = 10;
+  const CampaignReport long_flaps = run_campaign_study(s, o);
+  EXPECT_EQ(long_flaps.flaps, short_flaps.flaps);  // the same flaps (own streams)
+  EXPECT_GT(long_flaps.job_failures, 0);
+  EXPECT_LT(long_flaps.job_failures, long_flaps.flaps);  // not the ones on switch-to-switch cables
+  EXPECT_LT(long_flaps.ettr.mean, short_flaps.ettr.mean);
+}
+
 TEST(CampaignStudy, SameInputsGiveIdenticalJson) {
   const CampaignOptions o{.days = 3, .seeds = 4, .sweep = false, .sweep_intervals_s = {}};
   const std::string a = to_json(run_campaign_study(small(), o));
