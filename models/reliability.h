@@ -44,7 +44,7 @@ std::string_view to_string(FlapDurations d);
 FlapDurations parse_flap_durations(std::string_view text, std::string_view key);
 
 enum class Detection : std::uint8_t {
-  kHeartbeat,     // a daemon per node reports process status and RDMA traffic (MegaScale section 4.2)
+  kHeartbeat,     // a daemon per node reports process status and RDMA traffic (MegaScale, NSDI'24)
   kNcclWatchdog,  // nothing but the collective timeout notices (the job hangs until it fires)
 };
 std::string_view to_string(Detection d);
@@ -68,18 +68,18 @@ struct FailureParams {
   // "Network Switch/Cable" 35 per 54 days, which the data do not split between cables and switches:
   // spread evenly over the 32,768 network cables and 1,536 switches of a MegaScale-style 3-tier Clos
   // of 16,384 GPUs (`megasim topo --gpus 16384`): 34,304 x 1,296 h / 35 per instance.
-  double link_mtbf_h = 1270217.0;
-  double switch_mtbf_h = 1270217.0;
+  double link_mtbf_h = 1270228.0;
+  double switch_mtbf_h = 1270228.0;
   // "Software Bug" 54 + "Dependency" 2 + "NCCL Watchdog Timeouts" 7 (cause unknown; they end the job
   // the way a software hang does) = 63 per 21,233,664 GPU-hours, per GPU process.
   double software_mtbf_h = 337042.3;
   // Per network cable. No public per-link flap rate; ByteRobust (SOSP'25, Table 1,
   // failures_byterobust.csv) counts 1,599 "Infiniband Error" incidents against 19,968 "CUDA Error"
-  // ones (0.0801). Taking the former as flaps and the latter at Llama 3's GPU rate (196 per
-  // 21,233,664 GPU-hours) gives 7.39e-7 flaps per GPU-hour, over 2 network cables per GPU (the
-  // Clos above): 2 x 108,335 h / 0.0801 per cable.
-  double link_flap_mtbf_h = 2705000.0;
-  // "Down for several seconds" (MegaScale section 4.4; ../shared/calibration/megascale_setup.md).
+  // ones (ratio 0.080078). Taking the former as flaps and the latter at Llama 3's GPU rate (196 per
+  // 21,233,664 GPU-hours) gives 7.39e-7 flaps per GPU-hour, over 2 network cables per GPU (the Clos
+  // above): 2 x 108,335.02 h / 0.080078 per cable.
+  double link_flap_mtbf_h = 2705733.0;
+  // "Down for several seconds" (MegaScale, NSDI'24; ../shared/calibration/megascale_setup.md).
   double link_flap_duration_s = 5.0;
   FlapDurations link_flap_durations = FlapDurations::kExponential;  // mean link_flap_duration_s, or fixed
   // Time from a failure until the part is back in service (repaired or swapped). Not published by
@@ -107,7 +107,7 @@ struct RecoveryParams {
   bool switch_notification = false;
   double switch_notification_s = 0.005;
   // Stop-time diagnosis: loopback and RNIC-to-RNIC tests, intra-node NCCL all-to-all, all-reduce
-  // with the ToR neighbours (MegaScale section 4.3). MegaScale reports detection plus diagnosis under
+  // with the ToR neighbours (MegaScale, NSDI'24). MegaScale reports detection plus diagnosis under
   // 10 minutes on average; 5 minutes here is an assumption inside that bound.
   double diagnosis_s = 300.0;
   // Hosts kept ready to replace evicted ones (not published; an assumption). The job waits while the
@@ -115,7 +115,7 @@ struct RecoveryParams {
   std::int64_t spare_hosts = 16;
   double replace_s = 60.0;  // schedule a spare, pull the image, start the pod (assumption)
   double restart_s = 60.0;  // launch the processes, CUDA context, framework start (assumption)
-  // Communicator initialisation = comm_init_s_per_gpu x GPUs. MegaScale (section 4.2) reports under 5
+  // Communicator initialisation = comm_init_s_per_gpu x GPUs. MegaScale (NSDI'24) reports under 5
   // s on 2,048 GPUs once global barriers were removed (O(n) work) and under 30 s beyond 10,000 GPUs;
   // a line through the origin meeting both bounds: 5 s / 2,048 GPUs (30 s at 12,288 GPUs).
   double comm_init_s_per_gpu = 5.0 / 2048.0;
