@@ -135,8 +135,7 @@ void CampaignRun::enter(Phase next) {
 }
 
 void CampaignRun::schedule_phase_end(double seconds, void (CampaignRun::*handler)()) {
-  phase_event_ =
-      sim_.schedule_after(sim::from_seconds(std::max(0.0, seconds)), [this, handler] { (this->*handler)(); });
+  phase_event_ = sim_.schedule_after(delay(seconds), [this, handler] { (this->*handler)(); });
 }
 
 void CampaignRun::resume_training() {
@@ -148,7 +147,7 @@ void CampaignRun::resume_training() {
 void CampaignRun::schedule_save() {
   sim_.cancel(phase_event_);
   const double seconds = std::max(0.0, (next_save_progress_ - progress_) * current_s_);
-  phase_event_ = sim_.schedule_after(sim::ceil_from_seconds(seconds), [this] { on_save_due(); });
+  phase_event_ = sim_.schedule_after(delay(seconds, true), [this] { on_save_due(); });
 }
 
 void CampaignRun::on_save_due() {
@@ -172,7 +171,7 @@ void CampaignRun::on_save_done() {
     on_upload_done();
   } else {
     upload_pending_ = true;
-    upload_event_ = sim_.schedule_after(sim::from_seconds(config_.checkpoint.upload_s), [this] { on_upload_done(); });
+    upload_event_ = sim_.schedule_after(delay(config_.checkpoint.upload_s), [this] { on_upload_done(); });
   }
   resume_training();
 }
@@ -198,7 +197,7 @@ void CampaignRun::set_damage(std::size_t slot, int delta) {
 // Flows stop for `seconds` (extending a stall already under way).
 void CampaignRun::stall(double seconds) {
   if (seconds <= 0 || (phase_ != Phase::kTraining && phase_ != Phase::kStalled)) return;
-  const sim::SimTime until = sim_.now() + sim::from_seconds(seconds);
+  const sim::SimTime until = sim_.now() + delay(seconds);
   if (phase_ == Phase::kStalled && until <= stall_until_) return;
   log("stall", {}, seconds);
   if (phase_ == Phase::kTraining) {
@@ -212,6 +211,13 @@ void CampaignRun::stall(double seconds) {
 
 void CampaignRun::on_stall_end() {
   resume_training();
+}
+
+// Past the horizon every delay is as good as any other: capped there, durations from any input fit in
+// SimTime.
+sim::SimTime CampaignRun::delay(double seconds, bool round_up) const {
+  const double s = std::clamp(seconds, 0.0, config_.horizon_s + 1);
+  return round_up ? sim::ceil_from_seconds(s) : sim::from_seconds(s);
 }
 
 void CampaignRun::log(std::string_view kind, std::string_view what, double value) {

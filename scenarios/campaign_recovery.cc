@@ -34,7 +34,7 @@ void CampaignRun::on_failure(std::size_t index) {
       log("failure", p.name);
       const std::size_t slot = damage_slot(p);
       set_damage(slot, 1);
-      sim_.schedule_after(sim::from_seconds(p.repair_s), [this, slot, name = p.name] {
+      sim_.schedule_after(delay(p.repair_s), [this, slot, name = p.name] {
         log("repaired", name);
         set_damage(slot, -1);
       });
@@ -48,7 +48,7 @@ void CampaignRun::on_failure(std::size_t index) {
       if (p.evicted_hosts > 0) {
         hosts_to_replace_ += p.evicted_hosts;
         const std::int64_t hosts = p.evicted_hosts;
-        sim_.schedule_after(sim::from_seconds(p.repair_s), [this, hosts] { on_hosts_back(hosts); });
+        sim_.schedule_after(delay(p.repair_s), [this, hosts] { on_hosts_back(hosts); });
       }
       fail_job(p);
       return;
@@ -65,7 +65,7 @@ void CampaignRun::on_network_outage(const models::FailureProcess& p, double down
     stall(timeout);
     if (!sim_.is_pending(fatal_event_)) {
       fatal_process_ = &p;
-      fatal_event_ = sim_.schedule_after(sim::from_seconds(timeout), [this] { fail_job(*fatal_process_); });
+      fatal_event_ = sim_.schedule_after(delay(timeout), [this] { fail_job(*fatal_process_); });
     }
     return;
   }

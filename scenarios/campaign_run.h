@@ -44,6 +44,7 @@ class CampaignRun {
   void stall(double seconds);
   void on_stall_end();
   void log(std::string_view kind, std::string_view what = {}, double value = 0);
+  [[nodiscard]] sim::SimTime delay(double seconds, bool round_up = false) const;
   [[nodiscard]] bool running() const;
   double& lost(LostCause c) { return out_.lost_s[static_cast<std::size_t>(c)]; }
 
