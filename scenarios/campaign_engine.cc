@@ -118,7 +118,7 @@ void CampaignRun::settle() {
   if (phase_ != Phase::kTraining || dt <= 0) return;
   const double iterations = dt / current_s_;
   progress_ += iterations;
-  lost(LostCause::kDegraded) += dt - iterations * healthy_s_;
+  if (current_s_ != healthy_s_) lost(LostCause::kDegraded) += dt - iterations * healthy_s_;
 }
 
 // Closes the current phase's account and starts the next; cancels the current phase's end.
