@@ -43,6 +43,14 @@ std::string plan_json(const scenarios::Scenario& s) {
   return scenarios::to_json(scenarios::run_plan_study(s));
 }
 
+std::string campaign_json(const scenarios::Scenario& s, double days, std::int64_t seeds, bool sweep,
+                          const std::vector<double>& intervals_s) {
+  const scenarios::CampaignOptions options{
+      .days = days, .seeds = seeds, .sweep = sweep, .sweep_intervals_s = intervals_s, .threads = 0};
+  py::gil_scoped_release release;
+  return scenarios::to_json(scenarios::run_campaign_study(s, options));
+}
+
 }  // namespace
 
 void init_studies(py::module_& m) {
@@ -51,6 +59,8 @@ void init_studies(py::module_& m) {
   m.def("_collective_json", &collective_json, py::arg("scenario"), py::arg("op"), py::arg("bytes"), py::arg("algo"),
         py::arg("group"), py::arg("gpus"));
   m.def("_topology_json", &topology_json, py::arg("scenario"));
+  m.def("_campaign_json", &campaign_json, py::arg("scenario"), py::arg("days"), py::arg("seeds"), py::arg("sweep"),
+        py::arg("intervals_s"));
 }
 
 }  // namespace megasim::bindings

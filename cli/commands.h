@@ -17,5 +17,6 @@ Action register_run(CLI::App& app);
 Action register_calibrate(CLI::App& app);
 Action register_backends(CLI::App& app);
 Action register_validate(CLI::App& app);
+Action register_campaign(CLI::App& app);
 
 }  // namespace megasim::cli

@@ -2,6 +2,8 @@
 // their keys, loading and overrides, and the studies with their report writers.
 #pragma once
 
+#include "scenarios/campaign_report.h"   // IWYU pragma: export
+#include "scenarios/campaign_study.h"    // IWYU pragma: export
 #include "scenarios/collective_study.h"  // IWYU pragma: export
 #include "scenarios/keys.h"              // IWYU pragma: export
 #include "scenarios/loader.h"            // IWYU pragma: export

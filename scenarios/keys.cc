@@ -9,6 +9,7 @@
 #include "models/gpu_spec.h"
 #include "scenarios/key_binding.h"
 #include "scenarios/keys_stragglers.h"
+#include "scenarios/keys_reliability.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -210,6 +211,7 @@ std::vector<KeySpec> build_table() {
   add_plan_keys(t);
   add_calibration_keys(t);
   add_straggler_keys(t);
+  add_reliability_keys(t);
   return t;
 }
 

@@ -1,6 +1,7 @@
 #include "scenarios/run_study.h"
 
 #include <chrono>
+#include <utility>
 
 #include "backend/sim/iteration_executor.h"
 #include "models/compute_cost.h"
@@ -15,7 +16,7 @@
 
 namespace megasim::scenarios {
 
-RunResult run_iteration_study(const Scenario& s, bool record_flows) {
+RunResult run_iteration_study(const Scenario& s, bool record_flows, std::vector<topo::LinkId> failed_links) {
   const auto wall_start = std::chrono::steady_clock::now();
   validate(s);
   const DeviceModel device = device_model(s);
@@ -44,6 +45,7 @@ RunResult run_iteration_study(const Scenario& s, bool record_flows) {
     draw = draw_stragglers(s.stragglers, result.workload, topology, s.seed);
     apply(draw, inputs);
   }
+  inputs.failed_links = std::move(failed_links);
   result.trace = backend::simulate_iteration(inputs, &result.stats);
 
   result.report = summarize(result.workload, result.trace, gpu);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "backend/sim/iteration_executor.h"
 #include "backend/trace.h"
@@ -22,7 +23,9 @@ struct RunResult {
 };
 
 // Throws sim::ConfigError for an invalid scenario, an impossible plan, or a plan whose peak memory
-// per GPU exceeds the GPU's HBM.
-RunResult run_iteration_study(const Scenario& scenario, bool record_flows = false);
+// per GPU exceeds the GPU's HBM. failed_links: links of the scenario's topology (Topology::build of
+// effective_cluster) that failed before the iteration and are routed around (campaigns).
+RunResult run_iteration_study(const Scenario& scenario, bool record_flows = false,
+                              std::vector<topo::LinkId> failed_links = {});
 
 }  // namespace megasim::scenarios

@@ -10,6 +10,7 @@
 #include "models/model_spec.h"
 #include "models/plan.h"
 #include "models/stragglers.h"
+#include "models/reliability.h"
 #include "topology/cluster_params.h"
 #include "topology/placement.h"
 
@@ -37,6 +38,10 @@ struct Scenario {
   std::string calibration_file;
   // Slow hosts and GPUs, jitter, pauses and sequence-length imbalance (models/stragglers.h).
   models::StragglerParams stragglers;
+  // Campaigns (megasim campaign): failure processes, recovery, checkpoints.
+  models::FailureParams failures;
+  models::RecoveryParams recovery;
+  models::CheckpointParams checkpoint;
 };
 
 // Checks the cluster, GPU, fabric, collective and model sections (throws sim::ConfigError naming

@@ -68,6 +68,9 @@ FlowId Fabric::start_flow(const FlowSpec& spec) {
 void Fabric::set_link_down(topo::LinkId link) {
   impl_->set_link_down(link);
 }
+void Fabric::set_link_failed(topo::LinkId link) {
+  impl_->set_link_failed(link);
+}
 void Fabric::set_link_up(topo::LinkId link) {
   impl_->set_link_up(link);
 }

@@ -140,8 +140,9 @@ class Fabric {
 
   // Link state changes take effect at sim.now(); both directions of a cable are separate links, and
   // these act on the one link given (use Topology::link(l).reverse for the other direction).
-  void set_link_down(topo::LinkId link);  // capacity 0 now; removed from ECMP after the detection delay
-  void set_link_up(topo::LinkId link);    // capacity restored and ECMP membership restored now
+  void set_link_down(topo::LinkId link);    // capacity 0 now; removed from ECMP after the detection delay
+  void set_link_failed(topo::LinkId link);  // a failure from before now: down and out of ECMP at once
+  void set_link_up(topo::LinkId link);      // capacity restored and ECMP membership restored now
   void set_link_speed_factor(topo::LinkId link, double factor);  // factor in (0, 1]: degraded link
   // Convenience: schedule a down interval [at, at + duration) of both directions of a cable.
   void schedule_cable_flap(topo::LinkId link, sim::SimTime at, sim::SimTime duration);

@@ -291,6 +291,7 @@ struct Fabric::Impl {
 
   // fabric_links.cc
   void set_link_down(topo::LinkId l);
+  void set_link_failed(topo::LinkId l);
   void set_link_up(topo::LinkId l);
   void set_speed_factor(topo::LinkId l, double factor);
   void on_failure_detected(topo::LinkId l, std::uint32_t interval);

@@ -56,6 +56,16 @@ void Fabric::Impl::set_link_down(topo::LinkId l) {
       sim.schedule_after(params.failure_detection_ns, [this, l, interval] { on_failure_detected(l, interval); }));
 }
 
+// A link that failed before now: down, and out of its ECMP groups at once. The detection that
+// set_link_down scheduled is made stale (a new epoch), so it does not run a second time.
+void Fabric::Impl::set_link_failed(topo::LinkId l) {
+  set_link_down(l);
+  LinkState& s = links[l.index()];
+  if (s.up) return;
+  on_failure_detected(l, s.down_epoch);
+  ++s.down_epoch;
+}
+
 // Keeps the handles of pending link events for the destructor, dropping the ones that already ran
 // whenever the list doubles (amortised O(1)).
 void Fabric::Impl::track_link_event(sim::EventHandle h) {

@@ -37,6 +37,9 @@ void check_structure(const IterationInputs& in) {
     MEGASIM_ASSERT(g.valid() && g.value < gpus && !used[g.index()], "the placement needs distinct GPUs of the cluster");
     used[g.index()] = true;
   }
+  for (const topo::LinkId l : in.failed_links) {
+    MEGASIM_ASSERT(l.valid() && l.index() < in.topology->num_links(), "failed links must be links of the cluster");
+  }
 }
 
 // Values that come from the user (stragglers, calibrated times): ConfigError when wrong.
@@ -109,6 +112,7 @@ Executor::Executor(const IterationInputs& in)
       runner_(sim_, fabric_, in.collective) {
   transfer_spec_.add_path_latency = true;
   transfer_spec_.on_complete = [this](FlowId id) { on_transfer_done(id); };
+  for (const topo::LinkId l : in.failed_links) fabric_.set_link_failed(l);
   build_stages();
   build_units();
   assign_times(kernel_costs(in));

@@ -70,6 +70,9 @@ struct IterationInputs {
   // kernel_list_gemm_time_s (calibrated or measured times; tests). Empty: the cost model's.
   std::vector<KernelTime> kernel_times;
   bool record_flows = false;  // fill Trace::flows
+  // Network links that failed before the iteration and are routed around: down and out of their
+  // ECMP groups from t = 0 (Fabric::set_link_failed). A cable's two directions are two entries.
+  std::vector<topo::LinkId> failed_links;
 };
 
 // Counters of one run, for benchmarks and scaling studies.

@@ -35,3 +35,14 @@ def plan(scenario=None):
     """Resolves and checks the scenario's parallel plan; returns `megasim plan --json` as a dict."""
     scenario = scenario if scenario is not None else Scenario()
     return json.loads(_megasim._plan_json(scenario))
+
+
+def campaign(scenario=None, days=30, seeds=10, sweep=False, intervals=()):
+    """Simulates a whole training run with failures, recovery and checkpoints, once per seed, and
+    returns `megasim campaign --json` as a dict (ettr, ettr_p5, ettr_p95, lost_time_s, failures,
+    checkpoint, timeline, ...; with sweep=True also sweep and best_interval_s). `intervals` replaces
+    the sweep's default grid around Daly's optimum (seconds)."""
+    scenario = scenario if scenario is not None else Scenario()
+    return json.loads(_megasim._campaign_json(scenario, float(days), int(seeds), bool(sweep),
+                                              [float(t) for t in intervals]))
+

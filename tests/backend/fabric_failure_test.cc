@@ -57,6 +57,29 @@ TEST(FabricFailure, UplinkDownStallsThenReroutesAfterDetection) {
   EXPECT_NEAR(bed.fabric.link_bytes_carried(bed.topo.nic_up(topo::GpuId(0))), kBytes, 1e-6 * kBytes);
 }
 
+// A link that failed before the flow started (an iteration on a damaged fabric) is out of its ECMP
+// group at once: the flow never crosses it and never stalls.
+TEST(FabricFailure, LinkFailedBeforehandIsNeverUsed) {
+  topo::LinkId chosen;
+  {
+    Bed probe(small_cluster(32));
+    const FlowId id = probe.start(0, 3, kBytes);
+    probe.sim.run_until(0);
+    chosen =
+        links_of_kind(probe.topo, probe.fabric.flow_usage(id), topo::LinkKind::kTorAgg, topo::LinkDirection::kUp)[0];
+  }
+  Bed bed(small_cluster(32));
+  bed.fabric.set_link_failed(chosen);
+  sim::SimTime done = -1;
+  const FlowId id = bed.start(0, 3, kBytes, &done);
+  bed.sim.run_until(0);
+  EXPECT_DOUBLE_EQ(bed.fabric.flow_rate_bytes_per_s(id), kNicRate);
+  for (const LinkUse& u : bed.fabric.flow_usage(id)) EXPECT_NE(u.link, chosen);
+  bed.sim.run();
+  EXPECT_NEAR(static_cast<double>(done), static_cast<double>(transfer_ns(kBytes, kNicRate) + 4 * kLinkLatency), 2.0);
+  EXPECT_EQ(bed.fabric.link_capacity_bytes_per_s(chosen), 0.0);
+}
+
 // A NIC link has no alternative: the flow waits (stuck on its path) until the link is back, so it
 // ends late by exactly the down time.
 TEST(FabricFailure, NicLinkDownStallsUntilItIsUp) {

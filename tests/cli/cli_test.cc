@@ -268,4 +268,46 @@ TEST(Cli, KeysListsEveryKeyAndHelpExitsZero) {
   EXPECT_EQ(run("nosuchcommand").exit_code, 2);
 }
 
+std::string campaign_small() {
+  return std::string(MEGASIM_SOURCE_DIR) + "/tests/data/campaign_small.toml";
+}
+
+TEST(Cli, CampaignJsonHasTheStableKeysAndIsReproducible) {
+  const std::string args = "campaign " + campaign_small() + " --days 2 --seeds 3 --json";
+  const Result a = run(args);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  for (const char* key :
+       {"\"ettr\"", "\"ettr_p5\"", "\"ettr_p95\"", "\"lost_time_s\"", "\"lost_work\"", "\"detection\"", "\"diagnosis\"",
+        "\"waiting_for_spares\"", "\"restart\"", "\"checkpoint_save\"", "\"failures\"", "\"gpu\"", "\"switch\"",
+        "\"software\"", "\"timeline\"", "\"checkpoint\"", "\"interval_s\"", "\"ettr_per_seed\""}) {
+    EXPECT_NE(a.output.find(key), std::string::npos) << key;
+  }
+  EXPECT_EQ(run(args + " --threads 1").output, a.output);
+}
+
+TEST(Cli, CampaignTextAndSweep) {
+  const Result r = run("campaign " + campaign_small() + " --days 2 --seeds 2 --sweep-checkpoint-interval");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* text : {"ETTR", "lost_work", "young", "daly", "best", "timeline"}) {
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+  }
+}
+
+TEST(Cli, CampaignBadInputs) {
+  const std::string small = campaign_small();
+  const std::string cases[][2] = {
+      {"campaign " + small + " --days 0", "--days"},
+      {"campaign " + small + " --seeds 0", "--seeds"},
+      {"campaign " + small + " --set failures.gpu_mtbf_h=-1", "failures.gpu_mtbf_h"},
+      {"campaign " + small + " --set checkpoint.interval_s=0", "checkpoint.interval_s"},
+      {"campaign " + small + " --set recovery.detection=email", "recovery.detection"},
+      {"campaign " + small + " --sweep-checkpoint-interval --intervals 100,-1", "--intervals"},
+  };
+  for (const auto& [args, key] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(key), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
 }  // namespace

@@ -57,3 +57,15 @@ def test_run_matches_cli():
 def test_plan_reports_memory_fit():
     report = megasim.plan(megasim.Scenario())
     assert report["plan"]["tp"] == 8 and report["memory"]["fits"] is True
+
+
+def test_campaign_matches_cli():
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "campaign_small.toml")
+    from_python = megasim.campaign(megasim.load(path), days=2, seeds=3)
+    from_cli = cli_json("campaign", path, "--days", "2", "--seeds", "3")
+    assert from_python == from_cli
+    assert 0 < from_python["ettr"] <= 1
+    assert set(from_python["lost_time_s"]) >= {"lost_work", "detection", "diagnosis", "waiting_for_spares"}
+    with pytest.raises(ValueError, match="--days"):
+        megasim.campaign(megasim.load(path), days=0)
+

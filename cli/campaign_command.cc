@@ -1,0 +1,50 @@
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/scenario_options.h"
+#include "scenarios/campaign_report.h"
+#include "scenarios/campaign_study.h"
+
+namespace megasim::cli {
+namespace {
+
+struct CampaignCommandOptions {
+  ScenarioOptions scenario;
+  scenarios::CampaignOptions campaign;
+  bool json = false;
+  std::size_t timeline_lines = 20;
+};
+
+void run_campaign(const CampaignCommandOptions& o) {
+  const scenarios::Scenario s = resolve_scenario(o.scenario);
+  const scenarios::CampaignReport report = scenarios::run_campaign_study(s, o.campaign);
+  std::cout << (o.json ? scenarios::to_json(report) : scenarios::to_text(report, o.timeline_lines)) << std::flush;
+  if (!o.json) std::cerr << "simulated in " << report.wall_time_s << " s\n";
+}
+
+}  // namespace
+
+Action register_campaign(CLI::App& app) {
+  auto o = std::make_shared<CampaignCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "campaign", "simulate a whole training run with failures, recovery and checkpoints: ETTR and lost time");
+  add_scenario_options(*cmd, o->scenario);
+  cmd->add_option("--days", o->campaign.days, "wall-clock days of training simulated")->capture_default_str();
+  cmd->add_option("--seeds", o->campaign.seeds, "independent campaigns (ETTR mean and spread over them)")
+      ->capture_default_str();
+  cmd->add_flag("--sweep-checkpoint-interval", o->campaign.sweep,
+                "also run every seed at a grid of checkpoint intervals around Daly's optimum");
+  cmd->add_option("--intervals", o->campaign.sweep_intervals_s, "the sweep's intervals in seconds instead of the grid")
+      ->delimiter(',');
+  cmd->add_option("--threads", o->campaign.threads,
+                  "iteration simulations run at once (0: one per hardware thread; results do not change)")
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "print one JSON object (with the whole timeline of seed 0)");
+  cmd->add_option("--timeline-lines", o->timeline_lines, "timeline entries in the text report")->capture_default_str();
+  return [cmd, o] {
+    if (cmd->parsed()) run_campaign(*o);
+  };
+}
+
+}  // namespace megasim::cli

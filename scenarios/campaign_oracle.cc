@@ -1,0 +1,204 @@
+#include "scenarios/campaign_oracle.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <set>
+#include <thread>
+
+#include "backend/sim/fabric.h"
+#include "scenarios/device.h"
+#include "scenarios/run_study.h"
+#include "sim/rng.h"
+#include "sim/simulator.h"
+
+namespace megasim::scenarios {
+namespace {
+
+// Longer than any outage a campaign asks about: a probe stall this long means "no other path".
+constexpr double kProbeOutageS = 1e6;
+
+// Fisher-Yates with the given generator: a fixed order that depends only on the stream.
+template <typename T>
+void shuffle(std::vector<T>& items, sim::Rng& rng) {
+  for (std::size_t i = items.size(); i > 1; --i) {
+    std::swap(items[i - 1], items[rng.uniform_int(i)]);
+  }
+}
+
+std::vector<topo::LinkId> upward_links(const topo::Topology& t, topo::LinkKind kind) {
+  std::vector<topo::LinkId> out;
+  for (std::size_t i = 0; i < t.num_links(); ++i) {
+    const topo::Link& l = t.link(topo::LinkId(static_cast<std::int32_t>(i)));
+    if (l.kind == kind && l.direction == topo::LinkDirection::kUp) out.emplace_back(static_cast<std::int32_t>(i));
+  }
+  return out;
+}
+
+topo::LinkKind link_kind(models::FabricTier tier) {
+  switch (tier) {
+    case models::FabricTier::kNic:
+      return topo::LinkKind::kNic;
+    case models::FabricTier::kTorAgg:
+      return topo::LinkKind::kTorAgg;
+    case models::FabricTier::kAggCore:
+      return topo::LinkKind::kAggCore;
+  }
+  return topo::LinkKind::kNic;
+}
+
+// When a transfer from GPU 0 to the last GPU ends, with or without an outage of `link` from 1 s.
+double transfer_end_s(const topo::Topology& topology, backend::FabricParams params, double bytes, topo::LinkId link,
+                      double down_s) {
+  params.stall_timeout_ns = 0;
+  params.keep_flow_records = false;
+  sim::Simulator sim;
+  backend::Fabric fabric(sim, topology, params);
+  sim::SimTime done = -1;
+  backend::FlowSpec spec;
+  spec.lanes = {{topo::GpuId(0), topo::GpuId(static_cast<std::int32_t>(topology.num_gpus() - 1)), 0}};
+  spec.bytes_per_lane = bytes;
+  spec.on_complete = [&](backend::FlowId) { done = sim.now(); };
+  fabric.start_flow(spec);
+  if (link.valid()) fabric.schedule_cable_flap(link, sim::kSecond, sim::from_seconds(down_s));
+  sim.run();
+  return sim::to_seconds(done);
+}
+
+}  // namespace
+
+FabricDamage capped(const FabricDamage& damage) {
+  FabricDamage c = damage;
+  for (std::int32_t& n : c.failed) n = std::min(n, kMaxSimulatedDamage);
+  return c;
+}
+
+double probe_stall_s(const topo::Topology& topology, const backend::FabricParams& params, models::FabricTier tier,
+                     double down_s) {
+  if (topology.num_gpus() < 2) return 0;
+  // Find the probe's cable of this tier: the link of that kind its route crosses on the way up.
+  sim::Simulator sim;
+  backend::Fabric fabric(sim, topology, params);
+  backend::FlowSpec spec;
+  spec.lanes = {{topo::GpuId(0), topo::GpuId(static_cast<std::int32_t>(topology.num_gpus() - 1)), 0}};
+  spec.bytes_per_lane = 1;
+  const backend::FlowId id = fabric.start_flow(spec);
+  sim.run_until(0);
+  topo::LinkId link;
+  for (const backend::LinkUse& u : fabric.flow_usage(id)) {
+    const topo::Link& l = topology.link(u.link);
+    if (l.kind == link_kind(tier) && l.direction == topo::LinkDirection::kUp) link = u.link;
+  }
+  if (!link.valid()) return 0;
+  // Long enough to outlast the outage at any rate the fabric gives a lone flow.
+  const double bytes = topology.link(link).capacity_gbps * 1e9 / 8 * (down_s + 10);
+  return transfer_end_s(topology, params, bytes, link, down_s) - transfer_end_s(topology, params, bytes, {}, 0);
+}
+
+IterationOracle::IterationOracle(const Scenario& scenario, const topo::Topology& topology)
+    : scenario_(scenario), topology_(topology) {
+  sim::Rng rng = sim::RngStreams(scenario.seed).stream("campaign.damaged_parts");
+  cable_order_[0] = upward_links(topology, topo::LinkKind::kTorAgg);
+  cable_order_[1] = upward_links(topology, topo::LinkKind::kAggCore);
+  const auto agg = topology.nodes_of(topo::NodeKind::kAgg);
+  const auto core = topology.nodes_of(topo::NodeKind::kCore);
+  switch_order_[0].assign(agg.begin(), agg.end());
+  switch_order_[1].assign(core.begin(), core.end());
+  for (auto& order : cable_order_) shuffle(order, rng);
+  for (auto& order : switch_order_) shuffle(order, rng);
+  const backend::FabricParams fabric = device_model(scenario).fabric;
+  for (const models::FabricTier tier :
+       {models::FabricTier::kNic, models::FabricTier::kTorAgg, models::FabricTier::kAggCore}) {
+    const double stall = probe_stall_s(topology, fabric, tier, kProbeOutageS);
+    longest_stall_s_[static_cast<std::size_t>(tier)] =
+        stall >= kProbeOutageS - 1e-3 ? std::numeric_limits<double>::infinity() : stall;
+  }
+}
+
+double IterationOracle::simulate_one(const FabricDamage& capped) const {
+  return run_iteration_study(scenario_, false, failed_links(capped)).report.iteration_time_s;
+}
+
+void IterationOracle::simulate(const std::vector<FabricDamage>& states, unsigned threads) {
+  std::set<FabricDamage> todo;
+  for (const FabricDamage& d : states) {
+    const FabricDamage c = capped(d);
+    if (!iteration_s_.contains(c)) todo.insert(c);
+  }
+  const std::vector<FabricDamage> work(todo.begin(), todo.end());
+  std::vector<double> times(work.size(), 0);
+  std::vector<std::exception_ptr> errors(work.size());
+  std::atomic<std::size_t> next{0};
+  const auto worker = [&] {
+    for (std::size_t i = next++; i < work.size(); i = next++) {
+      try {
+        times[i] = simulate_one(work[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const std::size_t helpers = std::min<std::size_t>(std::max(1u, threads), work.size());
+  for (std::size_t t = 1; t < helpers; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  for (std::size_t i = 0; i < work.size(); ++i) iteration_s_.emplace(work[i], times[i]);
+}
+
+double IterationOracle::iteration_time_s(const FabricDamage& damage) {
+  const FabricDamage c = capped(damage);
+  const auto it = iteration_s_.find(c);
+  if (it != iteration_s_.end()) return it->second;
+  const double t = simulate_one(c);
+  iteration_s_.emplace(c, t);
+  return t;
+}
+
+double IterationOracle::stall_s(models::FabricTier tier, double down_s) const {
+  return std::min(down_s, longest_stall_s(tier));
+}
+
+double IterationOracle::longest_stall_s(models::FabricTier tier) const {
+  return longest_stall_s_[static_cast<std::size_t>(tier)];
+}
+
+CampaignOracle IterationOracle::callbacks() {
+  return {[this](const FabricDamage& d) { return iteration_time_s(d); },
+          [this](models::FabricTier tier, double down_s) { return stall_s(tier, down_s); }};
+}
+
+// Both directions of the first k cables of each order, and every link of the first k switches.
+std::vector<topo::LinkId> IterationOracle::failed_links(const FabricDamage& damage) const {
+  std::vector<topo::LinkId> out;
+  for (std::size_t slot = 0; slot < 2; ++slot) {
+    const auto k = std::min<std::size_t>(static_cast<std::size_t>(damage.failed[slot]), cable_order_[slot].size());
+    for (std::size_t i = 0; i < k; ++i) {
+      out.push_back(cable_order_[slot][i]);
+      out.push_back(topology_.link(cable_order_[slot][i]).reverse);
+    }
+  }
+  std::vector<topo::NodeId> switches;
+  for (std::size_t slot = 0; slot < 2; ++slot) {
+    const auto k = std::min<std::size_t>(static_cast<std::size_t>(damage.failed[2 + slot]), switch_order_[slot].size());
+    switches.insert(switches.end(), switch_order_[slot].begin(), switch_order_[slot].begin() + static_cast<long>(k));
+  }
+  if (switches.empty()) return out;
+  for (std::size_t i = 0; i < topology_.num_links(); ++i) {
+    const topo::Link& l = topology_.link(topo::LinkId(static_cast<std::int32_t>(i)));
+    if (std::find(switches.begin(), switches.end(), l.from) != switches.end() ||
+        std::find(switches.begin(), switches.end(), l.to) != switches.end()) {
+      out.emplace_back(static_cast<std::int32_t>(i));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace megasim::scenarios

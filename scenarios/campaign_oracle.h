@@ -1,0 +1,78 @@
+// The campaign study's oracle (campaign_engine.h): what the iteration simulation and the fabric say
+// about the cluster's current state.
+//
+// Iteration time of a damaged fabric: the scenario's iteration simulated with the failed parts down
+// and out of their ECMP groups from the start (run_iteration_study with failed links). Which cable
+// or switch fails changes the iteration only through the ECMP collisions of the flows that move, so
+// each kind of part has one representative order, drawn once per scenario from the named stream
+// "campaign.damaged_parts" of the scenario's seed: the k-th failed part of a kind is the k-th of that
+// order, and a state is simulated once, whatever the seed of the campaign (the cache below). At most
+// kMaxSimulatedDamage parts of a kind are simulated; more count as that many (such states are rare:
+// failures are repaired within hours).
+//
+// Stall of a downed cable: a probe on the fabric (backend/sim/fabric) per tier: one transfer across
+// a cable of that tier, which goes down for a long time. When the fabric moves the flow to another
+// path the stall is the fabric's detection delay (fabric.failure_detection_s), and a shorter outage
+// stalls for its own length; when it has no other path (a NIC cable) the flow waits out the outage.
+// So stall(down) = min(down, probe's stall).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <map>
+#include <vector>
+
+#include "scenarios/campaign_engine.h"
+#include "scenarios/scenario.h"
+#include "topology/topology.h"
+
+namespace megasim::scenarios {
+
+inline constexpr std::int32_t kMaxSimulatedDamage = 4;
+// The state simulated for `damage`: at most kMaxSimulatedDamage failed parts of each kind.
+FabricDamage capped(const FabricDamage& damage);
+
+class IterationOracle {
+ public:
+  // The topology must be the scenario's (Topology::build(effective_cluster(scenario))) and outlive
+  // the oracle. Runs the fabric probes; simulates nothing yet.
+  IterationOracle(const Scenario& scenario, const topo::Topology& topology);
+
+  // Simulates the states not simulated yet, `threads` at a time (the simulations are independent);
+  // the healthy state too when it is among them. Errors (an impossible plan: sim::ConfigError) are
+  // rethrown after all finished, the one of the first state in FabricDamage order.
+  void simulate(const std::vector<FabricDamage>& states, unsigned threads);
+
+  // Seconds of one iteration with this damage (simulated on first use, then cached).
+  double iteration_time_s(const FabricDamage& damage);
+  // Seconds a downed cable of this tier stalls the flows on it.
+  [[nodiscard]] double stall_s(models::FabricTier tier, double down_s) const;
+  // The stall of an outage that outlasts detection: the detection delay, or infinity without an
+  // alternative path.
+  [[nodiscard]] double longest_stall_s(models::FabricTier tier) const;
+
+  // The engine's view of this oracle (refers to it: it must outlive the callbacks).
+  CampaignOracle callbacks();
+
+  // Every state simulated so far, with its iteration time (capped as above).
+  [[nodiscard]] const std::map<FabricDamage, double>& simulated() const { return iteration_s_; }
+
+ private:
+  [[nodiscard]] std::vector<topo::LinkId> failed_links(const FabricDamage& damage) const;
+  [[nodiscard]] double simulate_one(const FabricDamage& capped) const;
+
+  const Scenario& scenario_;
+  const topo::Topology& topology_;
+  // Per FabricDamage slot, the representative order: cables (their upward link) or switches.
+  std::array<std::vector<topo::LinkId>, 2> cable_order_;
+  std::array<std::vector<topo::NodeId>, 2> switch_order_;
+  std::array<double, models::kFabricTierCount> longest_stall_s_{};
+  std::map<FabricDamage, double> iteration_s_;
+};
+
+// The probe above: the stall of a flow whose cable of `tier` goes down for `down_s` seconds; 0 when
+// the cluster has no such cable on the probe's path (GPU 0 to the last GPU).
+double probe_stall_s(const topo::Topology& topology, const backend::FabricParams& params, models::FabricTier tier,
+                     double down_s);
+
+}  // namespace megasim::scenarios
