@@ -8,8 +8,8 @@
 
 #include "models/gpu_spec.h"
 #include "scenarios/key_binding.h"
-#include "scenarios/keys_stragglers.h"
 #include "scenarios/keys_reliability.h"
+#include "scenarios/keys_stragglers.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {

@@ -9,8 +9,8 @@
 #include "models/collective.h"
 #include "models/model_spec.h"
 #include "models/plan.h"
-#include "models/stragglers.h"
 #include "models/reliability.h"
+#include "models/stragglers.h"
 #include "topology/cluster_params.h"
 #include "topology/placement.h"
 

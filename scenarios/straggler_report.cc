@@ -34,7 +34,8 @@ std::vector<std::vector<double>> unit_multiples(const backend::IterationInputs& 
     std::vector<double>& m = out[static_cast<std::size_t>(u)];
     m.assign(tasks, slowdown);
     if (!in.task_scale.empty() && !in.task_scale[static_cast<std::size_t>(u)].empty()) {
-      for (std::size_t i = 0; i < tasks; ++i) m[i] *= static_cast<double>(in.task_scale[static_cast<std::size_t>(u)][i]);
+      for (std::size_t i = 0; i < tasks; ++i)
+        m[i] *= static_cast<double>(in.task_scale[static_cast<std::size_t>(u)][i]);
     }
   }
   return out;
@@ -56,6 +57,48 @@ backend::IterationInputs group_mean_inputs(const backend::IterationInputs& in) {
       mean[i] = static_cast<float>(sum / static_cast<double>(layout.data));
     }
     for (std::int64_t r = 0; r < layout.data; ++r) out.task_scale[first + static_cast<std::size_t>(r)] = mean;
+  }
+  return out;
+}
+
+// Per stage, the mean over its units of their compute seconds.
+std::vector<double> stage_compute_s(const models::Workload& w, const backend::Trace& trace) {
+  std::vector<double> sum(w.stages.size(), 0);
+  std::vector<int> units(w.stages.size(), 0);
+  for (const backend::TraceUnit& unit : trace.units) {
+    const auto stage = static_cast<std::size_t>(unit.stage);
+    const auto& tasks = w.stages[stage].tasks;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      if (tasks[i].kind == models::TaskKind::kCompute) {
+        sum[stage] += sim::to_seconds(unit.records[i].end - unit.records[i].start);
+      }
+    }
+    ++units[stage];
+  }
+  for (std::size_t s = 0; s < sum.size(); ++s) sum[s] /= std::max(1, units[s]);
+  return sum;
+}
+
+// `in` with the last stage's compute scaled to the mean of the other stages' (measured on the
+// nominal trace): its units' task scales multiplied by that ratio.
+backend::IterationInputs balanced_last_stage(const backend::IterationInputs& in, const backend::Trace& nominal,
+                                             double& ratio) {
+  const models::Workload& w = *in.workload;
+  const models::ParallelLayout layout = w.plan.layout();
+  const std::vector<double> compute = stage_compute_s(w, nominal);
+  double others = 0;
+  for (std::size_t s = 0; s + 1 < compute.size(); ++s) others += compute[s];
+  others /= static_cast<double>(compute.size() - 1);
+  ratio = compute.back() > 0 ? others / compute.back() : 1.0;
+  backend::IterationInputs out = in;
+  const auto units = static_cast<std::size_t>(layout.pipeline * layout.data);
+  if (out.task_scale.empty()) out.task_scale.resize(units);
+  const std::size_t last = w.stages.size() - 1;
+  for (std::int64_t r = 0; r < layout.data; ++r) {
+    std::vector<float>& scale =
+        out.task_scale[last * static_cast<std::size_t>(layout.data) + static_cast<std::size_t>(r)];
+    if (scale.empty()) scale.assign(w.stages[last].tasks.size(), 1.0f);
+    for (float& f : scale) f = static_cast<float>(static_cast<double>(f) * ratio);
   }
   return out;
 }
@@ -126,6 +169,16 @@ StragglerReport analyse_stragglers(const models::StragglerParams& params, const 
   report.whatifs.push_back({"replace_slowest_hosts",
                             fmt::format("the {} slowest host(s) replaced by healthy spares", replaced.size()),
                             healthier_s.get()});
+  if (w.stages.size() > 1) {
+    double ratio = 1;
+    const backend::IterationInputs balanced = balanced_last_stage(inputs, nominal_trace, ratio);
+    report.whatifs.push_back(
+        {"balanced_last_stage",
+         fmt::format("the last stage's compute x{:.3f}, the mean of the other stages' (embedding, logits and loss "
+                     "spread evenly)",
+                     ratio),
+         simulate_s(balanced)});
+  }
 
   const std::map<std::string, double> with = compute_by_category(w, trace);
   const std::map<std::string, double> without = compute_by_category(w, nominal_trace);

@@ -1,7 +1,8 @@
 // What stragglers cost an iteration, in the style of Lin et al.'s what-if analysis (OSDI'25): the
 // iteration re-simulated without the stragglers, with every rank at its group's mean compute, and
-// with the k slowest hosts replaced; the compute time they added per op type; and the hosts on the
-// critical path. Filled by run_iteration_study when the scenario's [stragglers] section is active.
+// with the k slowest hosts replaced, and with the last pipeline stage balanced; the compute time they
+// added per op type; and the hosts on the critical path. Filled by run_iteration_study when the scenario's [stragglers]
+// section is active.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,7 @@
 namespace megasim::scenarios {
 
 struct StragglerWhatIf {
-  std::string name;  // "no_stragglers", "group_mean_compute", "replace_slowest_hosts"
+  std::string name;  // "no_stragglers", "group_mean_compute", "replace_slowest_hosts", "balanced_last_stage"
   std::string description;
   double iteration_time_s = 0;
 };
@@ -41,7 +42,9 @@ struct StragglerReport {
 //  - no_stragglers: no slowdown, no task scale, no pauses;
 //  - group_mean_compute: every unit's compute multiple (its slowdown times each task's scale)
 //    replaced by the mean over the units of its stage (its data-parallel peers), pauses kept;
-//  - replace_slowest_hosts: the params.whatif_replaced_hosts slowest servers at factor 1.
+//  - replace_slowest_hosts: the params.whatif_replaced_hosts slowest servers at factor 1;
+//  - balanced_last_stage (pp > 1): the last stage's compute scaled to the mean of the other stages'
+//    in the iteration without stragglers (Megatron's last stage carries the logits and the loss).
 StragglerReport analyse_stragglers(const models::StragglerParams& params, const StragglerDraw& draw,
                                    const backend::IterationInputs& inputs, const backend::Trace& trace);
 

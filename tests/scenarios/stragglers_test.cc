@@ -144,6 +144,22 @@ TEST(Stragglers, SlowHostFractionDrawsAboutThatManyHosts) {
   for (const double f : d.host_slowdown) EXPECT_TRUE(f == 1.0 || std::abs(f - 1.1) < 1e-12);
 }
 
+// Megatron's last stage also computes the logits and the loss: spreading that evenly (its compute
+// scaled down to the other stages' mean) cannot lengthen the iteration. With one stage there is no
+// last stage to balance.
+TEST(Stragglers, BalancingTheLastStageShortensAPipeline) {
+  Scenario s = dp_scenario();
+  apply_override(s, "stragglers.slow_hosts=0:1.0");
+  const StragglerReport one_stage = *run_iteration_study(s).report.stragglers;
+  for (const StragglerWhatIf& w : one_stage.whatifs) EXPECT_NE(w.name, "balanced_last_stage");
+  apply_override(s, "plan.pipeline_model_parallel_size=2");
+  apply_override(s, "plan.tensor_model_parallel_size=4");
+  const StragglerReport two_stages = *run_iteration_study(s).report.stragglers;
+  const StragglerWhatIf& balanced = whatif(two_stages, "balanced_last_stage");
+  EXPECT_NE(balanced.description.find("x0."), std::string::npos) << balanced.description;
+  EXPECT_LT(balanced.iteration_time_s, whatif(two_stages, "no_stragglers").iteration_time_s);
+}
+
 TEST(Stragglers, BadParametersNameTheirKey) {
   const auto key_of = [](const std::string& assignment) -> std::string {
     Scenario s = dp_scenario();
