@@ -7,6 +7,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -103,15 +104,40 @@ scenarios::CpuCalibrationReport measure_cpu_calibration(const scenarios::Scenari
   probe.device = cpu_device_name();
   probe.memory_gbytes_per_rank = memory_gbytes_per_rank(ranks);
   probe.links.ranks = ranks;
-  // Links first, with every rank idle otherwise; then the ops, timed on all ranks at once.
-  if (ranks > 1) {
-    const backend::cpu::LinkFit p2p = backend::cpu::measure_point_to_point();
+  // Links first, with every rank idle otherwise; then the ops, timed on all ranks at once. Hosts are
+  // MPI_COMM_TYPE_SHARED groups; a job on one host measures only the intra-node link.
+  const backend::HostGroups hosts = backend::cpu::world_host_groups();
+  probe.links.hosts = hosts.host_count();
+  probe.links.ranks_per_host = hosts.ranks_per_host;
+  std::optional<backend::cpu::HostComm> intra;
+  std::optional<backend::cpu::HostComm> inter;
+  if (hosts.measurable(backend::HostLink::kIntraNode)) {
+    const auto [first, second] = hosts.ping_pong_pair(backend::HostLink::kIntraNode);
+    const backend::cpu::LinkFit p2p = backend::cpu::measure_point_to_point_between(first, second);
     probe.links.p2p_latency_s = p2p.latency_s;
     probe.links.p2p_bytes_per_s = p2p.bytes_per_s;
-    probe.links.allreduce_small_bytes = 8.0 * 1024;
-    probe.links.allreduce_small_s = backend::cpu::measure_collective_s(MPI_COMM_WORLD, models::CollectiveOp::kAllReduce,
-                                                                       probe.links.allreduce_small_bytes, repetitions);
+    intra.emplace(hosts, backend::HostLink::kIntraNode);
   }
+  if (hosts.measurable(backend::HostLink::kInterNode)) {
+    const auto [first, second] = hosts.ping_pong_pair(backend::HostLink::kInterNode);
+    const backend::cpu::LinkFit p2p = backend::cpu::measure_point_to_point_between(first, second);
+    probe.links.inter_p2p_latency_s = p2p.latency_s;
+    probe.links.inter_p2p_bytes_per_s = p2p.bytes_per_s;
+    inter.emplace(hosts, backend::HostLink::kInterNode);
+  }
+  if (ranks > 1) {
+    // Over the ranks of a host (one host: the whole job, as before), else over one rank per host.
+    const backend::cpu::HostComm& small_group = intra ? *intra : *inter;
+    probe.links.allreduce_small_bytes = 8.0 * 1024;
+    probe.links.allreduce_small_ranks =
+        hosts.members(intra ? backend::HostLink::kIntraNode : backend::HostLink::kInterNode);
+    probe.links.allreduce_small_s = from_rank_zero(backend::cpu::measure_collective_s(
+        small_group.get(), models::CollectiveOp::kAllReduce, probe.links.allreduce_small_bytes, repetitions));
+  }
+  probe.host_collective_seconds = [&](backend::HostLink link, models::CollectiveOp op, double bytes) {
+    const backend::cpu::HostComm& group = link == backend::HostLink::kIntraNode ? intra.value() : inter.value();
+    return from_rank_zero(backend::cpu::measure_collective_s(group.get(), op, bytes, repetitions));
+  };
   const models::ResolvedPlan plan =
       models::resolve_plan(scenario.model, scenario.plan, scenario.cluster.gpus, scenario.cluster.gpus_per_server);
   int rank = 0;

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "backend/cpu/mpi_session.h"
 #include "backend/cuda/device_info.h"
@@ -23,11 +24,11 @@ namespace {
 constexpr auto kIdFileWait = std::chrono::seconds(120);
 
 // The job's ranks on this machine must each have a GPU: a job started here has all of them here.
-void require_local_gpus(std::int64_t processes) {
+void require_local_gpus(std::int64_t processes, const std::string& key) {
   const auto gpus = static_cast<std::int64_t>(backend::cuda::visible_gpus().size());
   if (gpus == 0) throw sim::ConfigError("--backend", "cuda", "a machine with a visible CUDA GPU (none found)");
   if (processes > gpus) {
-    throw sim::ConfigError("cluster.gpus", std::to_string(processes),
+    throw sim::ConfigError(key, std::to_string(processes),
                            "at most " + std::to_string(gpus) +
                                " (the GPUs visible on this machine) for a job started here; start larger plans "
                                "with mpirun or srun across machines, one process per GPU");
@@ -72,40 +73,43 @@ backend::cuda::IdBroadcast mpi_broadcast() {
   };
 }
 
-std::vector<backend::Trace> run_rank(const models::Workload& workload, const backend::cuda::CudaRunOptions& options,
-                                     const backend::LaunchedRank& me, const backend::cuda::IdBroadcast& broadcast) {
-  const int gpus = static_cast<int>(backend::cuda::visible_gpus().size());
-  backend::cuda::use_gpu(backend::gpu_of(me, gpus));
-  backend::cuda::NcclComms comms(workload.plan.layout(), me.rank, me.size, broadcast);
-  return backend::cuda::run_cuda_iterations(workload, comms, options);
-}
-
 }  // namespace
 
-void run_cuda_plan(const models::Workload& workload, const backend::cuda::CudaRunOptions& options,
-                   const std::function<void(const std::vector<backend::Trace>&)>& on_rank_zero) {
-  const std::int64_t processes = workload.plan.world_size;
+void run_cuda_job(std::int64_t processes, const std::string& key, const std::function<void(const CudaJobRank&)>& body) {
   const std::optional<backend::LaunchedRank> launched = backend::launched_rank();
+  auto run_rank = [&](const backend::LaunchedRank& me, backend::cuda::IdBroadcast broadcast) {
+    CudaJobRank rank{me, 0, std::move(broadcast)};
+    rank.gpu = backend::gpu_of(me, static_cast<int>(backend::cuda::visible_gpus().size()));
+    backend::cuda::use_gpu(rank.gpu);
+    body(rank);
+  };
   if (launched && launched->launcher == "RANK/WORLD_SIZE") {
     // No MPI: a torchrun-style launcher started every process.
     if (launched->size != processes) {
-      throw sim::ConfigError("cluster.gpus", std::to_string(processes),
+      throw sim::ConfigError(key, std::to_string(processes),
                              "the job's WORLD_SIZE (" + std::to_string(launched->size) + ")");
     }
-    const std::vector<backend::Trace> traces = run_rank(workload, options, *launched, file_broadcast(launched->rank));
-    if (launched->rank == 0) on_rank_zero(traces);
+    run_rank(*launched, file_broadcast(launched->rank));
     return;
   }
-  if (!launched) require_local_gpus(processes);
+  if (!launched) require_local_gpus(processes, key);
   run_as_mpi_job(processes, [&](int rank) {
     backend::LaunchedRank me = launched.value_or(backend::LaunchedRank{});
-    if (!launched) {  // started here (or a one-rank plan): every rank on this machine
+    if (!launched) {  // started here (or a one-rank job): every rank on this machine
       me.size = static_cast<int>(processes);
       me.local_rank = rank;
     }
     me.rank = rank;
-    const std::vector<backend::Trace> traces = run_rank(workload, options, me, mpi_broadcast());
-    if (rank == 0) on_rank_zero(traces);
+    run_rank(me, mpi_broadcast());
+  });
+}
+
+void run_cuda_plan(const models::Workload& workload, const backend::cuda::CudaRunOptions& options,
+                   const std::function<void(const std::vector<backend::Trace>&)>& on_rank_zero) {
+  run_cuda_job(workload.plan.world_size, "cluster.gpus", [&](const CudaJobRank& rank) {
+    backend::cuda::NcclComms comms(workload.plan.layout(), rank.me.rank, rank.me.size, rank.broadcast);
+    const std::vector<backend::Trace> traces = backend::cuda::run_cuda_iterations(workload, comms, options);
+    if (rank.me.rank == 0) on_rank_zero(traces);
   });
 }
 

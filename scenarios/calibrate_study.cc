@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "models/plan.h"
+#include "scenarios/device.h"
 #include "scenarios/json_writer.h"
 #include "sim/error.h"
 
@@ -189,6 +190,12 @@ CalibrationReport run_calibration(const Scenario& scenario, const models::GpuSpe
   r.plan_gemm_error_default = weighted_error(r.plan, &GemmMeasurement::default_s);
   r.plan_gemm_error_fitted = weighted_error(r.plan, &GemmMeasurement::fitted_s);
   models::validate(r.calibration);
+  if (probe.links) {
+    const double nvlink_gbytes_per_s = scenario.cluster.nvlink_gbytes_per_s > 0 ? scenario.cluster.nvlink_gbytes_per_s
+                                                                                : gpu.nvlink_total_gbytes_per_s / 2;
+    r.collectives =
+        calibrate_collectives(probe.links(), nvlink_gbytes_per_s * 1e9, scenario_nic_gbps(scenario) * 1e9 / 8);
+  }
   return r;
 }
 
@@ -210,6 +217,7 @@ std::string to_calibration_toml(const CalibrationReport& r) {
     out += fmt::format("  {{ m = {}, n = {}, k = {}, efficiency = {:.4f} }},\n", p.m, p.n, p.k, p.efficiency);
   }
   out += "]\n";
+  if (r.collectives) out += to_calibration_toml(*r.collectives);
   return out;
 }
 
@@ -229,6 +237,8 @@ std::string to_text(const CalibrationReport& r) {
       defaults.best_gemm_efficiency, defaults.gemm_k_overhead, r.copy_bytes_per_s / 1e9,
       r.calibration.memory_efficiency, r.kernel_gap_s * 1e6, r.plan_gemm_error_default * 100,
       r.plan_gemm_error_fitted * 100);
+  out += r.collectives ? to_text(*r.collectives)
+                       : std::string("collectives          not measured (one GPU; --gpus N measures them over NCCL)\n");
   return out;
 }
 
@@ -255,6 +265,12 @@ std::string to_json(const CalibrationReport& r) {
   write_rows(j, r.sweep);
   j.key("plan");
   write_rows(j, r.plan);
+  j.key("collectives");
+  if (r.collectives) {
+    write_json(j, *r.collectives);
+  } else {
+    j.null();
+  }
   j.end_object();
   return j.str() + "\n";
 }

@@ -13,17 +13,21 @@
 //  - the copy bandwidth of a large buffer (memory_efficiency) and the gap between back-to-back
 //    kernels (reported only: the file's launch overhead models an eager PyTorch training loop,
 //    whose launch path is not this backend's).
-// Attention kernels and collectives are not measured here yet: their fields keep the defaults.
+//  - when the job has several GPUs (`--gpus N`), the collectives and links between them over NCCL,
+//    fitted by scenarios/collective_calibration.h ([network] and [collective] of the file).
+// Attention kernels are not measured here yet: their fields keep the defaults.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/compute_cost.h"
 #include "models/gpu_spec.h"
 #include "models/workload.h"
+#include "scenarios/collective_calibration.h"
 #include "scenarios/scenario.h"
 
 namespace megasim::scenarios {
@@ -35,6 +39,9 @@ struct CalibrationProbe {
   std::function<double(const models::GemmShape&)> gemm_seconds;
   std::function<double()> copy_bytes_per_s;  // HBM bytes read + written per second
   std::function<double()> kernel_gap_s;
+  // The job's links over NCCL, measured on every rank of it at once (run after the single-GPU
+  // measurements); empty for a one-GPU calibration.
+  std::function<LinkMeasurements()> links;
 };
 
 // A distinct GEMM shape of a workload and how many times it runs per iteration, summed over one
@@ -71,6 +78,8 @@ struct CalibrationReport {
   // Plan GEMM time per iteration (sum of calls × time) predicted over measured, minus one.
   double plan_gemm_error_default = 0;
   double plan_gemm_error_fitted = 0;
+  // The links' fits (probe.links given): what the file's [network] and [collective] carry.
+  std::optional<CollectiveCalibration> collectives;
 };
 
 // The sweep shapes, in measuring order.
@@ -84,7 +93,9 @@ std::vector<models::GemmShape> calibration_sweep();
 void fit_gemm_curve(const std::vector<GemmMeasurement>& measurements, const models::GpuSpec& gpu,
                     models::ComputeCalibration& calibration);
 
-// Runs the measurements of the header comment on `probe` for `scenario`'s plan on `gpu`.
+// Runs the measurements of the header comment on `probe` for `scenario`'s plan on `gpu`. The links'
+// line rates are the scenario's: cluster.nvlink_gbytes_per_s (when 0, half of `gpu`'s NVLink total)
+// and scenario_nic_gbps (device.h).
 CalibrationReport run_calibration(const Scenario& scenario, const models::GpuSpec& gpu, const CalibrationProbe& probe);
 
 // The calibration file (TOML): the measured compute fields with the measurements as comments.

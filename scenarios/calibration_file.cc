@@ -2,6 +2,8 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -138,10 +140,19 @@ void apply_collective(const toml::table& t, models::CollectiveParams& c) {
   }
 }
 
-models::GpuSpec parse_device(const toml::table& t) {
-  models::GpuSpec gpu;
+CalibratedDevice parse_device(const toml::table& t) {
+  // Required keys first; inter_node_gbytes_per_s is optional.
+  static constexpr std::array<std::string_view, 6> kNames = {"name",
+                                                             "peak_tflops",
+                                                             "memory_tbytes_per_s",
+                                                             "memory_gbytes",
+                                                             "intra_node_gbytes_per_s",
+                                                             "inter_node_gbytes_per_s"};
+  constexpr std::size_t kRequired = 5;
+  CalibratedDevice device;
+  models::GpuSpec& gpu = device.gpu;
   double intra_node = 0;
-  bool seen[5] = {false, false, false, false, false};
+  std::array<bool, kNames.size()> seen{};
   for (const auto& [name_key, node] : t) {
     const std::string_view name = name_key.str();
     const std::string key = key_of("device", name);
@@ -149,36 +160,38 @@ models::GpuSpec parse_device(const toml::table& t) {
       if (!(v > 0) || !std::isfinite(v)) throw sim::ConfigError(key, std::to_string(v), "a positive number");
       return v;
     };
+    const auto index = static_cast<std::size_t>(std::find(kNames.begin(), kNames.end(), name) - kNames.begin());
+    if (index == kNames.size()) {
+      throw sim::ConfigError(key, "(unknown key)",
+                             "one of name, peak_tflops, memory_tbytes_per_s, memory_gbytes, intra_node_gbytes_per_s, "
+                             "inter_node_gbytes_per_s");
+    }
+    seen[index] = true;
     if (name == "name") {
       const auto text = node.value<std::string>();
       if (!text || text->empty()) throw sim::ConfigError(key, "(not a string)", "the device's name");
       gpu.name = *text;
-      seen[0] = true;
     } else if (name == "peak_tflops") {
       gpu.peak_bf16_dense_tflops = positive(number(node, key));
-      seen[1] = true;
     } else if (name == "memory_tbytes_per_s") {
       gpu.hbm_tbytes_per_s = positive(number(node, key));
-      seen[2] = true;
     } else if (name == "memory_gbytes") {
       gpu.hbm_gbytes = positive(number(node, key));
-      seen[3] = true;
     } else if (name == "intra_node_gbytes_per_s") {
       intra_node = positive(number(node, key));
-      seen[4] = true;
     } else {
-      throw sim::ConfigError(key, "(unknown key)",
-                             "one of name, peak_tflops, memory_tbytes_per_s, memory_gbytes, intra_node_gbytes_per_s");
+      device.inter_node_gbytes_per_s = positive(number(node, key));
     }
   }
-  const char* names[5] = {"name", "peak_tflops", "memory_tbytes_per_s", "memory_gbytes", "intra_node_gbytes_per_s"};
-  for (int i = 0; i < 5; ++i) {
-    if (!seen[i])
-      throw sim::ConfigError(key_of("device", names[i]), "(missing)", "a value: every [device] key is required");
+  for (std::size_t i = 0; i < kRequired; ++i) {
+    if (!seen[i]) {
+      throw sim::ConfigError(key_of("device", kNames[i]), "(missing)",
+                             "a value: every [device] key but inter_node_gbytes_per_s is required");
+    }
   }
   gpu.nvlink_total_gbytes_per_s = 2 * intra_node;  // GpuSpec counts both directions
   gpu.best_gemm_efficiency = 0;
-  return gpu;
+  return device;
 }
 
 toml::table parse_text(std::string_view toml_text, std::string_view source) {
@@ -229,7 +242,7 @@ void apply_calibration_file(const std::string& path, models::ComputeCalibration&
   apply_calibration_text(read_text(path), path, compute, fabric, collective);
 }
 
-std::optional<models::GpuSpec> calibration_device_text(std::string_view toml_text, std::string_view source) {
+std::optional<CalibratedDevice> calibrated_device_text(std::string_view toml_text, std::string_view source) {
   const toml::table root = parse_text(toml_text, source);
   const toml::node* device = root.get("device");
   if (device == nullptr) return std::nullopt;
@@ -237,6 +250,15 @@ std::optional<models::GpuSpec> calibration_device_text(std::string_view toml_tex
   if (t == nullptr)
     throw sim::ConfigError("calibration.device", "(in " + std::string(source) + ")", "a [device] table");
   return parse_device(*t);
+}
+
+std::optional<CalibratedDevice> calibrated_device(const std::string& path) {
+  return calibrated_device_text(read_text(path), path);
+}
+
+std::optional<models::GpuSpec> calibration_device_text(std::string_view toml_text, std::string_view source) {
+  std::optional<CalibratedDevice> device = calibrated_device_text(toml_text, source);
+  return device ? std::optional<models::GpuSpec>(device->gpu) : std::nullopt;
 }
 
 std::optional<models::GpuSpec> calibration_device(const std::string& path) {

@@ -28,6 +28,8 @@
 //   memory_tbytes_per_s = 0.01             # the bandwidth memory_efficiency is relative to
 //   memory_gbytes = 12                     # memory per rank
 //   intra_node_gbytes_per_s = 4.5          # between two ranks of one server, each way
+//   inter_node_gbytes_per_s = 1.2          # optional: between two servers, each way (the NIC rate;
+//                                          #   absent when the calibration ran on one host)
 #pragma once
 
 #include <optional>
@@ -50,7 +52,15 @@ void apply_calibration_file(const std::string& path, models::ComputeCalibration&
 void apply_calibration_text(std::string_view toml_text, std::string_view source, models::ComputeCalibration& compute,
                             backend::FabricParams& fabric, models::CollectiveParams* collective = nullptr);
 
-// The [device] of a calibration file or text; nullopt when it has none. Every field is required.
+// The [device] of a calibration file or text; nullopt when it has none. Every field is required but
+// inter_node_gbytes_per_s.
+struct CalibratedDevice {
+  models::GpuSpec gpu;                 // nvlink_total_gbytes_per_s = 2 x intra_node_gbytes_per_s
+  double inter_node_gbytes_per_s = 0;  // 0: not measured
+};
+std::optional<CalibratedDevice> calibrated_device(const std::string& path);
+std::optional<CalibratedDevice> calibrated_device_text(std::string_view toml_text, std::string_view source);
+// Their GpuSpec alone.
 std::optional<models::GpuSpec> calibration_device(const std::string& path);
 std::optional<models::GpuSpec> calibration_device_text(std::string_view toml_text, std::string_view source);
 

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <tuple>
 
 #include "models/plan.h"
 #include "scenarios/device.h"
-#include "scenarios/json_writer.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -35,7 +35,82 @@ double positive_time(double seconds, const char* what) {
   return seconds;
 }
 
+bool reduces(models::CollectiveOp op) {
+  return op == models::CollectiveOp::kAllReduce || op == models::CollectiveOp::kReduceScatter;
+}
+
+void measure_row(CpuCollectiveMeasurement& c, double seconds) {
+  c.measured_s = positive_time(seconds, "a collective");
+  c.bus_bytes_per_s = c.bytes * models::bus_bandwidth_factor(c.op, c.members) / c.measured_s;
+}
+
+using MeasureRow = std::function<double(const CpuCollectiveMeasurement&, models::CollectiveOp)>;
+
+// An all-gather of each row's size, measured for the link alone (calls 0), when every row reduces.
+std::vector<CpuCollectiveMeasurement> copy_probes(const std::vector<CpuCollectiveMeasurement>& rows,
+                                                  const MeasureRow& measure) {
+  std::vector<CpuCollectiveMeasurement> out;
+  if (std::any_of(rows.begin(), rows.end(), [](const auto& c) { return !reduces(c.op); })) return out;
+  for (const CpuCollectiveMeasurement& c : rows) {
+    CpuCollectiveMeasurement copy = c;
+    copy.op = models::CollectiveOp::kAllGather;
+    copy.calls = 0;  // the plan does not run it
+    measure_row(copy, measure(c, copy.op));
+    out.push_back(copy);
+  }
+  return out;
+}
+
+// The plan's distinct collectives by (op, bytes), calls summed over groups, over a host group of
+// `members` ranks.
+std::vector<CpuCollectiveMeasurement> host_rows(const std::vector<CpuCollectiveMeasurement>& plan, int members,
+                                                const MeasureRow& measure) {
+  std::vector<CpuCollectiveMeasurement> out;
+  for (const CpuCollectiveMeasurement& c : plan) {
+    const auto same = [&](const CpuCollectiveMeasurement& o) { return o.op == c.op && o.bytes == c.bytes; };
+    const auto found = std::find_if(out.begin(), out.end(), same);
+    if (found != out.end()) {
+      found->calls += c.calls;
+      continue;
+    }
+    CpuCollectiveMeasurement row = c;
+    row.members = members;
+    out.push_back(row);
+  }
+  for (CpuCollectiveMeasurement& row : out) measure_row(row, measure(row, row.op));
+  return out;
+}
+
 }  // namespace
+
+CpuLinkRates cpu_link_rates(const std::vector<CpuCollectiveMeasurement>& rows,
+                            const std::vector<CpuCollectiveMeasurement>& probes, double fallback_bytes_per_s) {
+  double bus_bytes = 0;
+  double bus_seconds = 0;
+  for (const auto* list : {&rows, &probes}) {
+    for (const CpuCollectiveMeasurement& c : *list) {
+      if (reduces(c.op)) continue;
+      const double weight = static_cast<double>(std::max<std::int64_t>(1, c.calls));
+      bus_bytes += c.bytes * models::bus_bandwidth_factor(c.op, c.members) * weight;
+      bus_seconds += c.measured_s * weight;
+    }
+  }
+  CpuLinkRates out;
+  out.bus_bytes_per_s = bus_seconds > 0 ? bus_bytes / bus_seconds : fallback_bytes_per_s;
+  if (!(out.bus_bytes_per_s > 0)) return out;
+  double reduced_bytes = 0;
+  double reduction_s = 0;
+  for (const CpuCollectiveMeasurement& c : rows) {
+    if (!reduces(c.op)) continue;
+    const double members = static_cast<double>(c.members);
+    const double transfer_s = c.bytes * models::bus_bandwidth_factor(c.op, c.members) / out.bus_bytes_per_s;
+    reduced_bytes += (members - 1) / members * c.bytes * static_cast<double>(c.calls);
+    reduction_s += (c.measured_s - transfer_s) * static_cast<double>(c.calls);
+  }
+  // No time beyond the transfer: reductions are free at this resolution.
+  out.reduction_bytes_per_s = reduction_s > 0 ? reduced_bytes / reduction_s : 0;
+  return out;
+}
 
 std::vector<CpuOpMeasurement> plan_products(const models::Workload& workload) {
   std::vector<CpuOpMeasurement> out;
@@ -132,49 +207,37 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
   // reduction: (n-1)/n of its bytes combined per member (models/collective.h).
   r.collectives = plan_collectives(workload);
   for (CpuCollectiveMeasurement& c : r.collectives) {
-    c.measured_s = positive_time(probe.collective_seconds(c.group, c.op, c.bytes), "a collective");
-    c.bus_bytes_per_s = c.bytes * models::bus_bandwidth_factor(c.op, c.members) / c.measured_s;
+    measure_row(c, probe.collective_seconds(c.group, c.op, c.bytes));
   }
-  const auto reduces = [](models::CollectiveOp op) {
-    return op == models::CollectiveOp::kAllReduce || op == models::CollectiveOp::kReduceScatter;
-  };
-  const bool any_copy =
-      std::any_of(r.collectives.begin(), r.collectives.end(), [&](const auto& c) { return !reduces(c.op); });
-  if (!any_copy) {
-    for (const CpuCollectiveMeasurement& c : std::vector<CpuCollectiveMeasurement>(r.collectives)) {
-      CpuCollectiveMeasurement copy = c;
-      copy.op = models::CollectiveOp::kAllGather;
-      copy.measured_s = positive_time(probe.collective_seconds(c.group, copy.op, c.bytes), "a collective");
-      copy.bus_bytes_per_s = c.bytes * models::bus_bandwidth_factor(copy.op, c.members) / copy.measured_s;
-      copy.calls = 0;  // measured for the link only; the plan does not run it
-      r.link_probes.push_back(copy);
+  CpuLinkRates intra;
+  if (l.hosts < 2) {
+    r.link_probes = copy_probes(r.collectives, [&](const CpuCollectiveMeasurement& c, models::CollectiveOp op) {
+      return probe.collective_seconds(c.group, op, c.bytes);
+    });
+    intra = cpu_link_rates(r.collectives, r.link_probes, l.p2p_bytes_per_s);
+  } else {
+    MEGASIM_ASSERT(probe.host_collective_seconds != nullptr, "a multi-host job's probe measures host groups");
+    auto over = [&](backend::HostLink link) {
+      return [&probe, link](const CpuCollectiveMeasurement& c, models::CollectiveOp op) {
+        return probe.host_collective_seconds(link, op, c.bytes);
+      };
+    };
+    r.inter_node = host_rows(r.collectives, l.hosts, over(backend::HostLink::kInterNode));
+    r.inter_node_probes = copy_probes(r.inter_node, over(backend::HostLink::kInterNode));
+    const CpuLinkRates inter = cpu_link_rates(r.inter_node, r.inter_node_probes, l.inter_p2p_bytes_per_s);
+    r.inter_node_bytes_per_s = inter.bus_bytes_per_s;
+    intra = inter;  // one rank per host: no intra-node link, the inter-node figures stand for it
+    if (l.ranks_per_host >= 2) {
+      r.intra_node = host_rows(r.collectives, l.ranks_per_host, over(backend::HostLink::kIntraNode));
+      r.link_probes = copy_probes(r.intra_node, over(backend::HostLink::kIntraNode));
+      intra = cpu_link_rates(r.intra_node, r.link_probes, l.p2p_bytes_per_s);
     }
   }
-  double bus_bytes = 0;
-  double bus_seconds = 0;
-  for (const auto* rows : {&r.collectives, &r.link_probes}) {
-    for (const CpuCollectiveMeasurement& c : *rows) {
-      if (reduces(c.op)) continue;
-      const double weight = static_cast<double>(std::max<std::int64_t>(1, c.calls));
-      bus_bytes += c.bytes * models::bus_bandwidth_factor(c.op, c.members) * weight;
-      bus_seconds += c.measured_s * weight;
-    }
-  }
-  r.intra_node_bytes_per_s = bus_seconds > 0 ? bus_bytes / bus_seconds : l.p2p_bytes_per_s;
+  r.intra_node_bytes_per_s = intra.bus_bytes_per_s;
   if (!(r.intra_node_bytes_per_s > 0)) {
     throw sim::ConfigError("--backend", "cpu", "a job of 2 or more ranks, to measure the links between them");
   }
-  double reduced_bytes = 0;
-  double reduction_s = 0;
-  for (const CpuCollectiveMeasurement& c : r.collectives) {
-    if (!reduces(c.op)) continue;
-    const double members = static_cast<double>(c.members);
-    const double transfer_s = c.bytes * models::bus_bandwidth_factor(c.op, c.members) / r.intra_node_bytes_per_s;
-    reduced_bytes += (members - 1) / members * c.bytes * static_cast<double>(c.calls);
-    reduction_s += (c.measured_s - transfer_s) * static_cast<double>(c.calls);
-  }
-  // No time beyond the transfer: reductions are free at this resolution.
-  r.reduction_bytes_per_s = reduction_s > 0 ? reduced_bytes / reduction_s : 0;
+  r.reduction_bytes_per_s = intra.reduction_bytes_per_s;
 
   r.device.name = probe.device;
   r.device.peak_bf16_dense_tflops = r.peak_flops / 1e12;
@@ -202,7 +265,7 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
   }
   models::validate(r.compute);
 
-  const int ranks = std::max(2, l.ranks);
+  const int ranks = std::max(2, l.allreduce_small_ranks > 0 ? l.allreduce_small_ranks : l.ranks);
   const double small_reduction =
       r.reduction_bytes_per_s > 0 ? (ranks - 1.0) / ranks * l.allreduce_small_bytes / r.reduction_bytes_per_s : 0;
   const double small_wire = l.allreduce_small_bytes *
@@ -210,143 +273,13 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
                                 r.intra_node_bytes_per_s +
                             small_reduction;
   r.collective.base_latency_ns = std::max<sim::SimTime>(0, std::llround((l.allreduce_small_s - small_wire) * 1e9));
-  r.collective.nvlink_step_latency_ns = std::llround(l.p2p_latency_s * 1e9);
-  r.collective.net_step_latency_ns = r.collective.nvlink_step_latency_ns;
+  // A step between two ranks of a host, else (one rank per host) between two hosts.
+  r.collective.nvlink_step_latency_ns =
+      std::llround((l.p2p_latency_s > 0 || l.hosts < 2 ? l.p2p_latency_s : l.inter_p2p_latency_s) * 1e9);
+  r.collective.net_step_latency_ns =
+      l.hosts >= 2 ? std::llround(l.inter_p2p_latency_s * 1e9) : r.collective.nvlink_step_latency_ns;
   r.collective.reduction_gbytes_per_s = r.reduction_bytes_per_s / 1e9;
   return r;
-}
-
-std::string to_calibration_toml(const CpuCalibrationReport& r) {
-  std::string out = fmt::format(
-      "# Measured by `megasim calibrate --backend cpu` with {} ranks, on the ops of scenario '{}'.\n"
-      "# Use it with cluster.gpu = \"calibrated\". Peak = the fastest product of the plan, memory bandwidth = the\n"
-      "# fastest memory-bound op of the plan; intra-node = the bus bandwidth of the plan's collectives\n"
-      "# ({} of them measured; none: point-to-point). Point-to-point: {:.2f} GB/s, {:.2f} us.\n"
-      "[device]\n"
-      "name = \"{}\"\n"
-      "peak_tflops = {:.6g}\n"
-      "memory_tbytes_per_s = {:.6g}\n"
-      "memory_gbytes = {:.4g}\n"
-      "intra_node_gbytes_per_s = {:.6g}\n\n"
-      "[compute]\n"
-      "best_gemm_efficiency = 1.0\n"
-      "gemm_k_overhead = 0\n"
-      "memory_efficiency = {:.6g}\n"
-      "launch_overhead_us = {:.4f}\n"
-      "gemm_points = [\n",
-      r.links.ranks, r.scenario, r.collectives.size(), r.links.p2p_bytes_per_s / 1e9, r.links.p2p_latency_s * 1e6,
-      r.device.name, r.device.peak_bf16_dense_tflops, r.device.hbm_tbytes_per_s, r.device.hbm_gbytes,
-      r.device.nvlink_total_gbytes_per_s / 2, r.compute.memory_efficiency,
-      static_cast<double>(r.compute.launch_overhead_ns) / 1e3);
-  for (const models::GemmPoint& p : r.compute.gemm_points) {
-    out += fmt::format("  {{ m = {}, n = {}, k = {}, efficiency = {:.6g} }},\n", p.m, p.n, p.k, p.efficiency);
-  }
-  out += "]\nmemory_points = [\n";
-  for (const models::MemoryPoint& p : r.compute.memory_points) {
-    out += fmt::format("  {{ bytes = {:.0f}, efficiency = {:.6g} }},\n", p.bytes, p.efficiency);
-  }
-  out += fmt::format(
-      "]\n\n"
-      "[network]\n"
-      "nvlink_efficiency = 1.0\n\n"
-      "[collective]\n"
-      "base_latency_us = {:.3f}\n"
-      "nvlink_step_latency_us = {:.3f}\n"
-      "net_step_latency_us = {:.3f}\n"
-      "reduction_gbytes_per_s = {:.6g}\n",
-      static_cast<double>(r.collective.base_latency_ns) / 1e3,
-      static_cast<double>(r.collective.nvlink_step_latency_ns) / 1e3,
-      static_cast<double>(r.collective.net_step_latency_ns) / 1e3, r.collective.reduction_gbytes_per_s);
-  return out;
-}
-
-std::string to_text(const CpuCalibrationReport& r) {
-  std::string out = fmt::format("calibration of the cpu backend on {} ({} ranks), ops of '{}'\n", r.device.name,
-                                r.links.ranks, r.scenario);
-  out += fmt::format("{:>6} {:>6} {:>6} {:>6} {:>7} {:>11} {:>9}\n", "m", "n", "k", "batch", "calls", "time (ms)",
-                     "GFLOP/s");
-  for (const CpuOpMeasurement& m : r.products) {
-    out += fmt::format("{:>6} {:>6} {:>6} {:>6} {:>7} {:>11.4f} {:>9.2f}\n", m.shape.m, m.shape.n, m.shape.k,
-                       m.shape.batch, m.calls, m.measured_s * 1e3, m.rate / 1e9);
-  }
-  out += fmt::format("{:>14} {:>7} {:>11} {:>9}\n", "bytes", "calls", "time (ms)", "GB/s");
-  for (const CpuOpMeasurement& m : r.memory_ops) {
-    out += fmt::format("{:>14.0f} {:>7} {:>11.4f} {:>9.2f}\n", m.bytes, m.calls, m.measured_s * 1e3, m.rate / 1e9);
-  }
-  if (!r.collectives.empty()) {
-    out += fmt::format("{:<6} {:<16} {:>14} {:>7} {:>11} {:>11}\n", "group", "collective", "bytes", "calls",
-                       "time (ms)", "bus GB/s");
-    for (const CpuCollectiveMeasurement& c : r.collectives) {
-      out += fmt::format("{:<6} {:<16} {:>14.0f} {:>7} {:>11.4f} {:>11.2f}\n",
-                         c.group == models::GroupKind::kData ? "dp" : "tp", models::to_string(c.op), c.bytes, c.calls,
-                         c.measured_s * 1e3, c.bus_bytes_per_s / 1e9);
-    }
-  }
-  out += fmt::format(
-      "peak (fastest product)     {:.2f} GFLOP/s\n"
-      "memory-bound ops           fastest {:.2f} GB/s, plan-weighted {:.2f} GB/s\n"
-      "op overhead                {:.3f} us\n"
-      "point-to-point             {:.2f} GB/s, {:.2f} us\n"
-      "small all-reduce           {:.0f} B in {:.1f} us\n"
-      "intra-node bandwidth       {:.2f} GB/s ({})\n"
-      "reductions                 {}\n",
-      r.peak_flops / 1e9, r.memory_bytes_per_s / 1e9, r.plan_memory_bytes_per_s / 1e9, r.op_overhead_s * 1e6,
-      r.links.p2p_bytes_per_s / 1e9, r.links.p2p_latency_s * 1e6, r.links.allreduce_small_bytes,
-      r.links.allreduce_small_s * 1e6, r.intra_node_bytes_per_s / 1e9,
-      r.collectives.empty() ? "point-to-point" : "the plan's copying collectives",
-      r.reduction_bytes_per_s > 0 ? fmt::format("{:.2f} GB/s of received data", r.reduction_bytes_per_s / 1e9)
-                                  : std::string("free (no time beyond the transfer)"));
-  return out;
-}
-
-std::string to_json(const CpuCalibrationReport& r) {
-  JsonWriter j;
-  j.begin_object()
-      .field("backend", "cpu")
-      .field("device", r.device.name)
-      .field("scenario", r.scenario)
-      .field("ranks", r.links.ranks)
-      .field("peak_flops", r.peak_flops)
-      .field("memory_bytes_per_s", r.memory_bytes_per_s)
-      .field("plan_memory_bytes_per_s", r.plan_memory_bytes_per_s)
-      .field("op_overhead_s", r.op_overhead_s)
-      .field("p2p_latency_s", r.links.p2p_latency_s)
-      .field("p2p_bytes_per_s", r.links.p2p_bytes_per_s)
-      .field("intra_node_bytes_per_s", r.intra_node_bytes_per_s)
-      .field("reduction_bytes_per_s", r.reduction_bytes_per_s);
-  j.key("products").begin_array();
-  for (const CpuOpMeasurement& m : r.products) {
-    j.begin_object()
-        .field("m", m.shape.m)
-        .field("n", m.shape.n)
-        .field("k", m.shape.k)
-        .field("batch", m.shape.batch)
-        .field("calls", m.calls)
-        .field("seconds", m.measured_s)
-        .field("flops_per_s", m.rate)
-        .end_object();
-  }
-  j.end_array();
-  j.key("collectives").begin_array();
-  for (const CpuCollectiveMeasurement& c : r.collectives) {
-    j.begin_object()
-        .field("group", c.group == models::GroupKind::kData ? "data" : "tensor")
-        .field("members", c.members)
-        .field("op", models::to_string(c.op))
-        .field("bytes", c.bytes)
-        .field("calls", c.calls)
-        .field("seconds", c.measured_s)
-        .field("bus_bytes_per_s", c.bus_bytes_per_s)
-        .end_object();
-  }
-  j.end_array();
-  j.key("memory_ops").begin_array();
-  for (const CpuOpMeasurement& m : r.memory_ops) {
-    j.begin_object().field("bytes", m.bytes).field("calls", m.calls).field("seconds", m.measured_s).end_object();
-  }
-  j.end_array();
-  j.end_object();
-  return j.str() + "\n";
 }
 
 }  // namespace megasim::scenarios

@@ -23,6 +23,16 @@
 //    collectives over two or more ranks uses the point-to-point bandwidth (its traffic is pipeline
 //    sends). The time of a small all-reduce less
 //    its transfer is the collective base latency, the point-to-point latency one step's.
+//  - Between hosts, when the MPI job spans two or more (MPI_COMM_TYPE_SHARED groups with the same
+//    number of ranks each): the point-to-point link between two hosts (its latency is the network
+//    step latency) and every distinct collective of the plan (op and size) over the inter-node
+//    groups (one rank per host, the same local index, all at once), whose plan-weighted bus
+//    bandwidth of the copying ones (all-gathers of the reducing ones' sizes when the plan has none)
+//    is the inter-node bandwidth ([device] inter_node_gbytes_per_s, the cluster's NIC rate). The
+//    intra-node bandwidth and the reduction rate then come from the same collectives over the
+//    intra-node groups (every rank of a host), the plan's own groups possibly spanning hosts; with
+//    one rank per host there is no intra-node link, and the inter-node figures stand for it. On one
+//    host no inter-node link is measured and the report says so.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/host_groups.h"
 #include "models/collective.h"
 #include "models/compute_cost.h"
 #include "models/gpu_spec.h"
@@ -41,10 +52,15 @@ namespace megasim::scenarios {
 
 struct CpuLinkMeasurement {
   int ranks = 0;
-  double p2p_latency_s = 0;
+  int hosts = 1;
+  int ranks_per_host = 0;    // 0: ranks (one host)
+  double p2p_latency_s = 0;  // two ranks of one host; 0 when no host has two
   double p2p_bytes_per_s = 0;
+  double inter_p2p_latency_s = 0;  // two hosts; 0 on one host
+  double inter_p2p_bytes_per_s = 0;
   double allreduce_small_bytes = 0;
   double allreduce_small_s = 0;
+  int allreduce_small_ranks = 0;  // the group it ran over (intra-node, else inter-node); 0: ranks
 };
 
 // A distinct collective of the plan, measured over a group of its kind.
@@ -66,6 +82,9 @@ struct CpuCalibrationProbe {
   std::function<double()> op_overhead_s;
   // One call over this rank's group of that kind (kData or kTensor).
   std::function<double(models::GroupKind, models::CollectiveOp, double bytes)> collective_seconds;
+  // One call over this rank's intra-node or inter-node group (backend/host_groups.h); called only
+  // when links.hosts >= 2.
+  std::function<double(backend::HostLink, models::CollectiveOp, double bytes)> host_collective_seconds;
   CpuLinkMeasurement links;
 };
 
@@ -89,8 +108,15 @@ struct CpuCalibrationReport {
   double plan_memory_bytes_per_s = 0;  // total bytes over total time of one iteration's memory-bound ops
   double op_overhead_s = 0;
   CpuLinkMeasurement links;
+  // Multi-host jobs: the plan's distinct collectives over the intra-node groups (when a host has two
+  // or more ranks) and over the inter-node groups, with all-gathers measured for the link alone
+  // (calls 0) when every collective reduces. `group` is that of the plan's first call of the size.
+  std::vector<CpuCollectiveMeasurement> intra_node;
+  std::vector<CpuCollectiveMeasurement> inter_node;
+  std::vector<CpuCollectiveMeasurement> inter_node_probes;
   double intra_node_bytes_per_s = 0;
-  double reduction_bytes_per_s = 0;  // 0: no time beyond the transfer
+  double inter_node_bytes_per_s = 0;  // 0: the job ran on one host
+  double reduction_bytes_per_s = 0;   // 0: no time beyond the transfer
   // What the file carries.
   models::GpuSpec device;
   models::ComputeCalibration compute;
@@ -112,6 +138,18 @@ std::vector<CpuCollectiveMeasurement> plan_collectives(const models::Workload& w
 // op's fixed cost, which the file gives as the launch overhead: rates and points are of the time
 // without it (so the cost model charges an op its measured time).
 CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCalibrationProbe& probe);
+
+// The bus bandwidth of a link and the reduction rate from collectives measured over it (`rows`,
+// whose measured_s and bus_bytes_per_s are set): the plan-weighted (calls, at least 1) bus
+// bandwidth of the copying rows and `probes`; `fallback_bytes_per_s` when there are none. The
+// reduction rate is (n-1)/n of the reducing rows' bytes per member over their time beyond the
+// transfer at that bandwidth, weighted by calls; 0 when they take no longer.
+struct CpuLinkRates {
+  double bus_bytes_per_s = 0;
+  double reduction_bytes_per_s = 0;
+};
+CpuLinkRates cpu_link_rates(const std::vector<CpuCollectiveMeasurement>& rows,
+                            const std::vector<CpuCollectiveMeasurement>& probes, double fallback_bytes_per_s);
 
 std::string to_calibration_toml(const CpuCalibrationReport& report);
 std::string to_text(const CpuCalibrationReport& report);

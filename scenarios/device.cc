@@ -34,6 +34,16 @@ models::GpuSpec scenario_gpu(const Scenario& scenario) {
   return *device;
 }
 
+double scenario_nic_gbps(const Scenario& scenario) {
+  if (scenario.cluster.nic_gbps != 0) return scenario.cluster.nic_gbps;
+  if (scenario.gpu == kCalibratedGpu) {
+    scenario_gpu(scenario);  // the errors of a calibrated device without a file or [device]
+    const std::optional<CalibratedDevice> device = calibrated_device(scenario.calibration_file);
+    if (device && device->inter_node_gbytes_per_s > 0) return device->inter_node_gbytes_per_s * 8;
+  }
+  return kDefaultNicGbps;
+}
+
 DeviceModel device_model(const Scenario& scenario) {
   DeviceModel d;
   d.gpu = scenario_gpu(scenario);

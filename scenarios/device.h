@@ -20,6 +20,14 @@ inline constexpr std::string_view kCalibratedGpu = "calibrated";
 // file that has a [device] section.
 models::GpuSpec scenario_gpu(const Scenario& scenario);
 
+// The NIC of a server of gpus.csv GPUs when the scenario names none: MegaScale's 200 Gb/s
+// (topology/cluster_params.h).
+inline constexpr double kDefaultNicGbps = 200;
+// The NIC speed of the scenario's cluster, Gb/s each way, as intra_node_gbytes_per_s gives the
+// NVLink rate: cluster.nic_gbps when set (> 0); else, for a calibrated device whose file has
+// inter_node_gbytes_per_s (measured between hosts), that rate x 8; else kDefaultNicGbps.
+double scenario_nic_gbps(const Scenario& scenario);
+
 struct DeviceModel {
   models::GpuSpec gpu;
   models::ComputeCalibration compute;

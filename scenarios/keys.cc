@@ -68,7 +68,8 @@ void add_cluster_keys(std::vector<KeySpec>& t) {
                     &ClusterParams::gpus_per_server));
   t.push_back(field("cluster", "rails", "", "rail ToRs per group; GPU k of a server uses rail k % rails", c,
                     &ClusterParams::rails));
-  t.push_back(field("cluster", "nic_gbps", "Gb/s", "NIC port speed, each way", c, &ClusterParams::nic_gbps));
+  t.push_back(field("cluster", "nic_gbps", "Gb/s", "NIC port speed, each way (0: from the device)", c,
+                    &ClusterParams::nic_gbps));
   t.push_back(field("cluster", "nvlink_gbytes_per_s", "GB/s", "NVLink bandwidth per GPU, each way (0: from the GPU)", c,
                     &ClusterParams::nvlink_gbytes_per_s));
   t.push_back(field("cluster", "switch_radix", "ports", "ports per switch (even)", c, &ClusterParams::switch_radix));

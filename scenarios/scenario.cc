@@ -7,6 +7,7 @@ namespace megasim::scenarios {
 
 Scenario::Scenario() {
   cluster.nvlink_gbytes_per_s = 0;  // from the GPU
+  cluster.nic_gbps = 0;             // from the device (scenario_nic_gbps)
   model.num_layers = 96;
   model.hidden_size = 12288;
   model.num_attention_heads = 128;
@@ -27,6 +28,7 @@ topo::ClusterParams effective_cluster(const Scenario& scenario) {
   if (params.nvlink_gbytes_per_s == 0) {
     params.nvlink_gbytes_per_s = scenario_gpu(scenario).nvlink_total_gbytes_per_s / 2;
   }
+  if (params.nic_gbps == 0) params.nic_gbps = scenario_nic_gbps(scenario);
   return params;
 }
 

@@ -26,7 +26,7 @@ struct Scenario {
   std::string name = "default";
   std::uint64_t seed = 1;             // master seed; every random stream derives from it by name
   std::string gpu = "A100-SXM-80GB";  // a name of models::known_gpus(), or "calibrated" (device.h)
-  topo::ClusterParams cluster;        // nvlink_gbytes_per_s = 0 means: from the GPU's spec
+  topo::ClusterParams cluster;        // nvlink_gbytes_per_s = 0, nic_gbps = 0 mean: from the device
   topo::PlacementPolicy placement = topo::PlacementPolicy::kContiguous;  // rank -> GPU
   backend::FabricParams fabric;
   models::CollectiveParams collective;
@@ -49,8 +49,9 @@ struct Scenario {
 // fabric-only study must not fail on a plan it does not use.
 void validate(const Scenario& scenario);
 
-// The cluster parameters with the GPU-derived defaults filled in: NVLink bandwidth each way is half
-// the GPU's total NVLink bandwidth when cluster.nvlink_gbytes_per_s is 0.
+// The cluster parameters with the device-derived defaults filled in: NVLink bandwidth each way is
+// half the GPU's total NVLink bandwidth when cluster.nvlink_gbytes_per_s is 0, and the NIC speed
+// scenario_nic_gbps (device.h) when cluster.nic_gbps is 0.
 topo::ClusterParams effective_cluster(const Scenario& scenario);
 
 // Rank -> GPU for the scenario's plan and placement policy (the scatter uses the named stream

@@ -72,15 +72,15 @@ std::vector<double> probe_sizes(double max_bytes) {
   return sizes;
 }
 
-// One-way seconds of `count` floats between ranks 0 and 1: half the round trip, median of
-// `repetitions` samples after one warm-up round trip (which also sets up the shared-memory path).
-double ping_pong_s(int rank, int count, int repetitions) {
+// One-way seconds of `count` floats between this rank and `peer` (the leader sends first): half the
+// round trip, median of `repetitions` samples after one warm-up round trip (which also sets up the
+// shared-memory path).
+double ping_pong_s(bool leader, int peer, int count, int repetitions) {
   std::vector<float> buffer(static_cast<std::size_t>(count), 1.0F);
-  const int peer = 1 - rank;
   const int iterations = iterations_for(bytes_of(count));
   auto round_trips = [&](int n) {
     for (int i = 0; i < n; ++i) {
-      if (rank == 0) {
+      if (leader) {
         check_mpi(MPI_Send(buffer.data(), count, MPI_FLOAT, peer, kTag, MPI_COMM_WORLD), "MPI_Send");
         check_mpi(MPI_Recv(buffer.data(), count, MPI_FLOAT, peer, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
       } else {
@@ -142,6 +142,10 @@ LinkFit fit_link(std::vector<TransferPoint> points) {
 }  // namespace
 
 LinkFit measure_point_to_point(double max_bytes, int repetitions) {
+  return measure_point_to_point_between(0, 1, max_bytes, repetitions);
+}
+
+LinkFit measure_point_to_point_between(int first, int second, double max_bytes, int repetitions) {
   MEGASIM_ASSERT(repetitions >= 1, "at least one repetition");
   const int rank = world_rank();
   const int size = world_size();
@@ -149,20 +153,25 @@ LinkFit measure_point_to_point(double max_bytes, int repetitions) {
     throw MpiError("rank " + std::to_string(rank) +
                    ": the point-to-point probe needs at least 2 processes, the job has " + std::to_string(size));
   }
+  MEGASIM_ASSERT(first != second && first >= 0 && second >= 0 && first < size && second < size,
+                 "two distinct ranks of the job");
   const std::vector<double> sizes = probe_sizes(max_bytes);
-  // Laid out for one broadcast: latency, bandwidth, then each point's seconds.
+  // Laid out for one broadcast from `first`: latency, bandwidth, then each point's seconds.
   std::vector<double> result(2 + sizes.size(), 0.0);
-  if (rank <= 1) {
+  if (rank == first || rank == second) {
+    const int peer = rank == first ? second : first;
     std::vector<TransferPoint> points;
     points.reserve(sizes.size());
-    for (double bytes : sizes) points.push_back({bytes, ping_pong_s(rank, float_count(bytes), repetitions)});
+    for (double bytes : sizes) {
+      points.push_back({bytes, ping_pong_s(rank == first, peer, float_count(bytes), repetitions)});
+    }
     const LinkFit fit = fit_link(std::move(points));
     result[0] = fit.latency_s;
     result[1] = fit.bytes_per_s;
     for (std::size_t i = 0; i < fit.points.size(); ++i) result[2 + i] = fit.points[i].seconds;
   }
   check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-  check_mpi(MPI_Bcast(result.data(), static_cast<int>(result.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  check_mpi(MPI_Bcast(result.data(), static_cast<int>(result.size()), MPI_DOUBLE, first, MPI_COMM_WORLD), "MPI_Bcast");
   LinkFit fit;
   fit.latency_s = result[0];
   fit.bytes_per_s = result[1];
@@ -189,6 +198,33 @@ double measure_collective_s(MPI_Comm comm, models::CollectiveOp op, double bytes
     samples.push_back(slowest);
   }
   return median(samples);
+}
+
+HostGroups world_host_groups() {
+  const int rank = world_rank();
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type (hosts)");
+  int host = rank;  // the world rank of the host's first member names the host
+  const int rc = MPI_Bcast(&host, 1, MPI_INT, 0, node);
+  MPI_Comm_free(&node);
+  check_mpi(rc, "MPI_Bcast (host)");
+  std::vector<int> hosts(static_cast<std::size_t>(world_size()));
+  check_mpi(MPI_Allgather(&host, 1, MPI_INT, hosts.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather (hosts)");
+  std::vector<std::string> names;
+  names.reserve(hosts.size());
+  for (const int h : hosts) names.push_back("host of rank " + std::to_string(h));
+  return group_by_host(names);
+}
+
+HostComm::HostComm(const HostGroups& groups, HostLink link) {
+  const int rank = world_rank();
+  check_mpi(MPI_Comm_split(MPI_COMM_WORLD, groups.color(link, rank), groups.key(link, rank), &comm_),
+            "MPI_Comm_split (" + std::string(to_string(link)) + " group)");
+}
+
+HostComm::~HostComm() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
 }  // namespace megasim::backend::cpu

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "backend/host_groups.h"
 #include "models/collective.h"
 
 namespace megasim::backend::cpu {
@@ -30,6 +31,30 @@ struct LinkFit {
 // barrier. Throws MpiError with fewer than 2 processes; the same result on every rank (broadcast
 // from rank 0), points in increasing size.
 LinkFit measure_point_to_point(double max_bytes = 64.0 * 1024 * 1024, int repetitions = 5);
+// The same between world ranks `first` and `second` (distinct, in the job; asserted).
+LinkFit measure_point_to_point_between(int first, int second, double max_bytes = 64.0 * 1024 * 1024,
+                                       int repetitions = 5);
+
+// Which host each rank of MPI_COMM_WORLD runs on: the ranks of one MPI_COMM_TYPE_SHARED group share
+// a host, named by the world rank of its first member; the same on every rank. Collective over
+// MPI_COMM_WORLD. Throws sim::ConfigError from group_by_host when hosts hold different numbers of
+// ranks.
+HostGroups world_host_groups();
+
+// This rank's communicator of one kind of host group (intra-node: its host's ranks; inter-node: the
+// ranks of its local index on every host), split from MPI_COMM_WORLD and freed on destruction.
+// Collective over MPI_COMM_WORLD.
+class HostComm {
+ public:
+  HostComm(const HostGroups& groups, HostLink link);
+  ~HostComm();
+  HostComm(const HostComm&) = delete;
+  HostComm& operator=(const HostComm&) = delete;
+  [[nodiscard]] MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
 
 // Median seconds of one collective call of `bytes` over `comm`, made as the cpu backend makes it
 // (mpi_collectives.h: non-blocking start, then wait), each sample the slowest member's time after a

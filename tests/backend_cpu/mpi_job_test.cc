@@ -123,6 +123,30 @@ TEST(MpiJobTest, PointToPointIsMeasuredAndTheSameOnEveryRank) {
   }
 }
 
+// The test job runs on one machine: one host of both ranks, an intra-node group of both, no
+// inter-node link; the point-to-point probe between two named ranks answers on every rank.
+TEST(MpiJobTest, HostGroupsOfAOneMachineJob) {
+  const HostGroups hosts = world_host_groups();
+  EXPECT_EQ(hosts.host_count(), 1);
+  EXPECT_EQ(hosts.ranks_per_host, kJobSize);
+  EXPECT_TRUE(hosts.measurable(HostLink::kIntraNode));
+  EXPECT_FALSE(hosts.measurable(HostLink::kInterNode));
+  EXPECT_EQ(hosts.local_index[static_cast<std::size_t>(world_rank())], world_rank());
+  const HostComm intra(hosts, HostLink::kIntraNode);
+  int size = 0;
+  MPI_Comm_size(intra.get(), &size);
+  EXPECT_EQ(size, kJobSize);
+  const HostComm inter(hosts, HostLink::kInterNode);  // one rank per local index: alone
+  MPI_Comm_size(inter.get(), &size);
+  EXPECT_EQ(size, 1);
+
+  const LinkFit reversed = measure_point_to_point_between(1, 0, 64.0 * 1024, 3);
+  EXPECT_GT(reversed.latency_s, 0);
+  EXPECT_GT(reversed.bytes_per_s, 0);
+  EXPECT_EQ(world_min(reversed.bytes_per_s), world_max(reversed.bytes_per_s));
+  EXPECT_EQ(reversed.points.back().bytes, 64.0 * 1024);
+}
+
 TEST(MpiJobTest, AllReduceOfMoreBytesTakesLonger) {
   const double small_s = measure_collective_s(MPI_COMM_WORLD, models::CollectiveOp::kAllReduce, 8.0 * 1024);
   const double large_s = measure_collective_s(MPI_COMM_WORLD, models::CollectiveOp::kAllReduce, 8.0 * 1024 * 1024);

@@ -99,7 +99,7 @@ INSTANTIATE_TEST_SUITE_P(
     Topo, CliBadInput,
     ::testing::Values(BadInput{"topo --gpus 12", "cluster.gpus"},
                       BadInput{"topo --set cluster.switch_radix=63", "cluster.switch_radix"},
-                      BadInput{"topo --set cluster.nic_gbps=0", "cluster.nic_gbps"},
+                      BadInput{"topo --set cluster.nic_gbps=-1", "cluster.nic_gbps"},
                       BadInput{"topo --set fabric.routing=random", "fabric.routing"},
                       BadInput{"topo --set cluster.tor_oversubscription=0.5", "cluster.tor_oversubscription"},
                       BadInput{"topo --gpus 1000000", "cluster.gpus"},
@@ -137,6 +137,24 @@ TEST(Cli, CalibrateBadInputs) {
       {"calibrate --backend sim", "--backend"},
       {"calibrate --repetitions 0", "--repetitions"},
       {"calibrate --out /nonexistent-folder/h200.toml", "--out"},
+  };
+  expect_refused(cases);
+}
+
+// --gpus and --nccl-max-bytes are checked before any GPU is touched or process started; more GPU
+// processes than this machine has GPUs are refused naming --gpus (a cuda build; without one, the
+// backend is what is refused).
+TEST(Cli, CalibrateGpusBadInputs) {
+  const std::string backends = run("backends --json").output;
+  const std::string cuda = backends.substr(backends.find(R"("name": "cuda")"));
+  const bool cuda_built = cuda.substr(0, cuda.find('}')).find(R"("built": true)") != std::string::npos;
+  const BadInput cases[] = {
+      {"calibrate --backend cuda --gpus 0", "--gpus"},
+      {"calibrate --backend cuda --gpus -2", "--gpus"},
+      {"calibrate --backend cpu --gpus 2", "--gpus"},  // the cpu job has the plan's ranks
+      {"calibrate --backend cuda --gpus 2 --nccl-max-bytes 12XB", "--nccl-max-bytes"},
+      {"calibrate --backend cuda --gpus 100000", cuda_built ? "--gpus" : "--backend"},
+      {"calibrate --backend cuda --gpus 2 --nccl-max-bytes 1KiB", cuda_built ? "--nccl-max-bytes" : "--backend"},
   };
   expect_refused(cases);
 }

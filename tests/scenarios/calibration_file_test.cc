@@ -243,6 +243,35 @@ TEST(CalibrationFile, BadDeviceValuesNameTheKey) {
   EXPECT_THROW(calibration_device_text("[device\n", "device.toml"), sim::ConfigError);
 }
 
+TEST(CalibrationFile, InterNodeRateIsOptionalAndChecked) {
+  // Without it (a calibration on one host): 0, not measured.
+  const std::optional<CalibratedDevice> one_host = calibrated_device_text(device_toml(), "device.toml");
+  ASSERT_TRUE(one_host.has_value());
+  EXPECT_DOUBLE_EQ(one_host->inter_node_gbytes_per_s, 0);
+  EXPECT_DOUBLE_EQ(one_host->gpu.nvlink_total_gbytes_per_s, 9);
+  // With it: GB/s each way between two hosts; the GpuSpec is the same.
+  const std::string two_hosts = device_toml() + "inter_node_gbytes_per_s = 1.2\n";
+  const std::optional<CalibratedDevice> device = calibrated_device_text(two_hosts, "device.toml");
+  ASSERT_TRUE(device.has_value());
+  EXPECT_DOUBLE_EQ(device->inter_node_gbytes_per_s, 1.2);
+  EXPECT_EQ(device->gpu.name, "cpu: test machine, float32");
+  EXPECT_DOUBLE_EQ(calibration_device_text(two_hosts, "device.toml")->nvlink_total_gbytes_per_s, 9);
+  EXPECT_EQ(error_key(two_hosts), "(no error)");  // apply_calibration_text accepts it
+  for (const std::string bad : {"0", "-1", "nan", "inf", "\"fast\"", "[1]"}) {
+    const std::string text = device_toml() + "inter_node_gbytes_per_s = " + bad + "\n";
+    EXPECT_EQ(device_error_key(text), "calibration.device.inter_node_gbytes_per_s") << bad;
+    EXPECT_EQ(error_key(text), "calibration.device.inter_node_gbytes_per_s") << bad;
+  }
+  // It does not stand in for a required key.
+  EXPECT_EQ(device_error_key(device_toml("intra_node_gbytes_per_s") + "inter_node_gbytes_per_s = 1\n"),
+            "calibration.device.intra_node_gbytes_per_s");
+  // From a file, too.
+  const std::string path = ::testing::TempDir() + "/megasim_calibration_inter_node.toml";
+  std::ofstream(path) << two_hosts;
+  EXPECT_DOUBLE_EQ(calibrated_device(path)->inter_node_gbytes_per_s, 1.2);
+  std::remove(path.c_str());
+}
+
 TEST(CalibrationFile, FileWithoutDeviceHasNone) {
   EXPECT_FALSE(calibration_device_text("", "empty.toml").has_value());
   EXPECT_FALSE(calibration_device_text("[compute]\nbest_gemm_efficiency = 0.5\n[network]\nnvlink_efficiency = 0.8\n",

@@ -189,6 +189,28 @@ TEST(Device, CalibratedKernelsRunAtTheFilesRates) {
   EXPECT_NEAR(models::memory_bound_time_s(1e6, d.gpu, d.compute), 1e6 / 0.02e12, 1e-15);
 }
 
+// The NIC as the intra-node rate gives NVLink: from the calibrated device's inter-node rate when its
+// file has one, MegaScale's 200 Gb/s otherwise, and the scenario's own value over either.
+TEST(Device, CalibratedInterNodeRateIsTheClustersNic) {
+  const std::filesystem::path dir = temp_dir("nic");
+  Scenario s =
+      calibrated_scenario(write_file(dir / "two_hosts.toml", device_section() + "inter_node_gbytes_per_s = 1.25\n"));
+  EXPECT_DOUBLE_EQ(s.cluster.nic_gbps, 0);     // a scenario names no NIC by default
+  EXPECT_DOUBLE_EQ(scenario_nic_gbps(s), 10);  // 1.25 GB/s x 8
+  EXPECT_DOUBLE_EQ(effective_cluster(s).nic_gbps, 10);
+  EXPECT_DOUBLE_EQ(effective_cluster(s).nvlink_gbytes_per_s, 5);
+  s.cluster.nic_gbps = 25;
+  EXPECT_DOUBLE_EQ(effective_cluster(s).nic_gbps, 25);
+
+  const Scenario one_host = calibrated_scenario(write_file(dir / "one_host.toml", device_section()));
+  EXPECT_DOUBLE_EQ(effective_cluster(one_host).nic_gbps, kDefaultNicGbps);
+  Scenario gpu;
+  gpu.gpu = "H100-SXM-80GB";
+  EXPECT_DOUBLE_EQ(effective_cluster(gpu).nic_gbps, 200);
+  // A calibrated scenario without its file is refused naming the GPU key, as for NVLink.
+  EXPECT_EQ(thrown_key([] { scenario_nic_gbps(calibrated_scenario("")); }), "cluster.gpu");
+}
+
 TEST(Device, CalibratedNeedsACalibrationFileWithADevice) {
   const Scenario no_file = calibrated_scenario("");
   EXPECT_EQ(thrown_key([&] { scenario_gpu(no_file); }), "cluster.gpu");
