@@ -111,20 +111,19 @@ scenarios::CpuCalibrationReport measure_cpu_calibration(const scenarios::Scenari
   probe.links.ranks_per_host = hosts.ranks_per_host;
   std::optional<backend::cpu::HostComm> intra;
   std::optional<backend::cpu::HostComm> inter;
-  if (hosts.measurable(backend::HostLink::kIntraNode)) {
-    const auto [first, second] = hosts.ping_pong_pair(backend::HostLink::kIntraNode);
+  // The ping-pong of a link kind the job has, and the communicator of its groups.
+  const auto measure_link = [&hosts](backend::HostLink link, double& latency_s, double& bytes_per_s,
+                                     std::optional<backend::cpu::HostComm>& comm) {
+    if (!hosts.measurable(link)) return;
+    const auto [first, second] = hosts.ping_pong_pair(link);
     const backend::cpu::LinkFit p2p = backend::cpu::measure_point_to_point_between(first, second);
-    probe.links.p2p_latency_s = p2p.latency_s;
-    probe.links.p2p_bytes_per_s = p2p.bytes_per_s;
-    intra.emplace(hosts, backend::HostLink::kIntraNode);
-  }
-  if (hosts.measurable(backend::HostLink::kInterNode)) {
-    const auto [first, second] = hosts.ping_pong_pair(backend::HostLink::kInterNode);
-    const backend::cpu::LinkFit p2p = backend::cpu::measure_point_to_point_between(first, second);
-    probe.links.inter_p2p_latency_s = p2p.latency_s;
-    probe.links.inter_p2p_bytes_per_s = p2p.bytes_per_s;
-    inter.emplace(hosts, backend::HostLink::kInterNode);
-  }
+    latency_s = p2p.latency_s;
+    bytes_per_s = p2p.bytes_per_s;
+    comm.emplace(hosts, link);
+  };
+  measure_link(backend::HostLink::kIntraNode, probe.links.p2p_latency_s, probe.links.p2p_bytes_per_s, intra);
+  measure_link(backend::HostLink::kInterNode, probe.links.inter_p2p_latency_s, probe.links.inter_p2p_bytes_per_s,
+               inter);
   if (ranks > 1) {
     // Over the ranks of a host (one host: the whole job, as before), else over one rank per host.
     const backend::cpu::HostComm& small_group = intra ? *intra : *inter;
