@@ -93,6 +93,14 @@ void run_cuda_job(std::int64_t processes, const std::string& key, const std::fun
     return;
   }
   if (!launched) require_local_gpus(processes, key);
+  if (!launched && processes == 1) {
+    // One process started here: no launcher and no MPI (a GPU host need not have Open MPI's
+    // runtime); the only rank keeps its own NCCL id.
+    backend::LaunchedRank me;
+    me.local_rank = 0;
+    run_rank(me, [](backend::cuda::NcclId&) {});
+    return;
+  }
   run_as_mpi_job(processes, [&](int rank) {
     backend::LaunchedRank me = launched.value_or(backend::LaunchedRank{});
     if (!launched) {  // started here (or a one-rank job): every rank on this machine

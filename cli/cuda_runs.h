@@ -1,6 +1,7 @@
 // The cuda backend's whole-plan mode from the command line: one process per GPU, each on its own
 // GPU with the NCCL communicators of its rank, started here under mpirun when the command was run
-// on its own (a plan of up to this machine's GPU count), or by the user's launcher: mpirun or srun
+// on its own (a plan of up to this machine's GPU count; a one-GPU plan runs in this process, without
+// MPI), or by the user's launcher: mpirun or srun
 // (rank 0's NCCL id is broadcast with MPI), or a torchrun-style launcher setting RANK and
 // WORLD_SIZE (rank 0 writes the id to the shared file $MEGASIM_NCCL_ID_FILE, the others read it).
 #pragma once
