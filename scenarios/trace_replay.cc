@@ -178,9 +178,8 @@ backend::Trace replay_trace(const models::Workload& w, const backend::Trace& tra
       const std::size_t v = peer->second;
       const auto& peer_tasks = w.stages[static_cast<std::size_t>(std::get<0>(peer_lane))].tasks;
       std::size_t j = 0;
-      while (j < peer_tasks.size() &&
-             !(peer_tasks[j].kind == models::TaskKind::kPpRecv && peer_tasks[j].tag == t.tag &&
-               peer_stage(std::get<0>(peer_lane), peer_tasks[j], pp) == unit.stage)) {
+      while (j < peer_tasks.size() && !(peer_tasks[j].kind == models::TaskKind::kPpRecv && peer_tasks[j].tag == t.tag &&
+                                        peer_stage(std::get<0>(peer_lane), peer_tasks[j], pp) == unit.stage)) {
         ++j;
       }
       MEGASIM_ASSERT(j < peer_tasks.size(), "a send has no recv with its tag on the peer stage");

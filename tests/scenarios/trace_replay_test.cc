@@ -82,7 +82,7 @@ TEST(TraceReplay, ReproducesSimulatedTracesInBothLayouts) {
                           Plan{2, 2, 0, true}, Plan{1, 2, 1, true}}) {
     for (const bool overlap : {false, true}) {
       SCOPED_TRACE(::testing::Message() << "tp " << plan.tp << " pp " << plan.pp << " vpp layers " << plan.vpp_layers
-                                      << " jitter " << plan.jitter << " overlap " << overlap);
+                                        << " jitter " << plan.jitter << " overlap " << overlap);
       Scenario s = small_scenario(plan.tp, plan.pp, plan.vpp_layers, overlap);
       if (plan.jitter) apply_override(s, "stragglers.jitter_cv=0.1");
       const RunResult run = run_iteration_study(s);
@@ -128,14 +128,13 @@ TEST(TraceReplay, HandMadePipelineGivesTheDerivedTime) {
               p2p(TaskKind::kPpRecv, TaskCategory::kPipelineBackward, 0, 1, 1),
               compute(TaskCategory::kBackward, 0, {2})};
   models::StageProgram s1;
-  s1.tasks = {p2p(TaskKind::kPpRecv, TaskCategory::kPipelineForward, 0, -1, 0),
-              compute(TaskCategory::kForward, 0, {0}), compute(TaskCategory::kBackward, 0, {1}),
+  s1.tasks = {p2p(TaskKind::kPpRecv, TaskCategory::kPipelineForward, 0, -1, 0), compute(TaskCategory::kForward, 0, {0}),
+              compute(TaskCategory::kBackward, 0, {1}),
               p2p(TaskKind::kPpSend, TaskCategory::kPipelineBackward, 0, -1, 1, {2})};
   const models::Workload w = testing::workload(1, 2, 1, 1, {s0, s1});
-  const backend::Trace t = testing::trace(
-      {testing::unit(0, 0, {0}, {{0, 2}, {3, 5, 4}, {3, 13, 12}, {13, 18}}),
-       testing::unit(1, 0, {1}, {{0, 5, 4}, {5, 8}, {8, 12}, {12, 13, 12.5}})},
-      18);
+  const backend::Trace t = testing::trace({testing::unit(0, 0, {0}, {{0, 2}, {3, 5, 4}, {3, 13, 12}, {13, 18}}),
+                                           testing::unit(1, 0, {1}, {{0, 5, 4}, {5, 8}, {8, 12}, {12, 13, 12.5}})},
+                                          18);
   const ComputeDurations d = compute_durations(w, t);
   const backend::Trace r = replay_trace(w, t, d);
   EXPECT_EQ(r.iteration_time, ms(16));
@@ -153,9 +152,9 @@ TEST(TraceReplay, DataParallelCallWaitsForEveryReplica) {
   s.tasks = {compute(TaskCategory::kBackward, 0), testing::dp_call(models::CollectiveOp::kAllReduce, {0}),
              compute(TaskCategory::kOptimizer, -1, {1})};
   const models::Workload w = testing::workload(1, 1, 2, 1, {s});
-  const backend::Trace t = testing::trace({testing::unit(0, 0, {0}, {{0, 4}, {4, 8, 6}, {8, 9}}),
-                                           testing::unit(0, 1, {1}, {{0, 6}, {6, 8, 6}, {8, 9}})},
-                                          9);
+  const backend::Trace t = testing::trace(
+      {testing::unit(0, 0, {0}, {{0, 4}, {4, 8, 6}, {8, 9}}), testing::unit(0, 1, {1}, {{0, 6}, {6, 8, 6}, {8, 9}})},
+      9);
   ComputeDurations d = compute_durations(w, t);
   EXPECT_EQ(replay_trace(w, t, d).iteration_time, ms(9));
   d[0][0] = ms(7);
