@@ -166,8 +166,9 @@ std::string to_text(const TraceWhatIfReport& r) {
                                 r.replay_time_s);
   out += "slowest ranks:";
   for (const RankSlowdown& s : r.slowest) {
-    out += fmt::format(" rank {}{} (stage {}, replica {}) x{:.3f};", s.ranks.front(), s.ranks.size() > 1 ? "+" : "",
-                       s.stage, s.replica, s.slowdown);
+    const std::string who = s.ranks.size() > 1 ? fmt::format("ranks {}-{}", s.ranks.front(), s.ranks.back())
+                                               : fmt::format("rank {}", s.ranks.front());
+    out += fmt::format(" {} (stage {}, replica {}) x{:.3f};", who, s.stage, s.replica, s.slowdown);
   }
   if (r.slowest.empty()) out += " none above their group's mean;";
   out += fmt::format(" {} rank(s) on the critical path\n", r.critical_ranks.size());
