@@ -100,8 +100,12 @@ void check_coverage(const models::Workload& w, const backend::Trace& trace) {
   }
 }
 
-SimTime transfer_s(const backend::TaskRecord& r) {
-  return std::max<SimTime>(0, r.end - r.transfer_start);
+// How long a transfer moved data on one side: from the later of its recorded transfer_start and
+// `begin` (when every side had posted or issued it, as recorded) to its end. The simulator records
+// transfer_start = begin already; a real backend's DP calls record transfer_start = their own
+// issue, which includes the wait for the last replica, not part of the transfer.
+SimTime transfer_ns(const backend::TaskRecord& r, SimTime begin) {
+  return std::max<SimTime>(0, r.end - std::max(r.transfer_start, begin));
 }
 
 }  // namespace
@@ -184,7 +188,10 @@ backend::Trace replay_trace(const models::Workload& w, const backend::Trace& tra
       }
       MEGASIM_ASSERT(j < peer_tasks.size(), "a send has no recv with its tag on the peer stage");
       const std::int32_t r = g.add_node(0);
-      const SimTime length = std::max(transfer_s(unit.records[i]), transfer_s(trace.units[v].records[j]));
+      const backend::TaskRecord& mine = unit.records[i];
+      const backend::TaskRecord& theirs = trace.units[v].records[j];
+      const SimTime begin = std::max(mine.start, theirs.start);
+      const SimTime length = std::max(transfer_ns(mine, begin), transfer_ns(theirs, begin));
       for (const auto& [x, k] : {std::pair{u, i}, std::pair{v, j}}) {
         g.edge(S(x, k), r);
         g.edge(r, E(x, k));
@@ -203,8 +210,10 @@ backend::Trace replay_trace(const models::Workload& w, const backend::Trace& tra
     for (std::size_t i = 0; i < tasks.size(); ++i) {
       if (tasks[i].kind != models::TaskKind::kDpCollective) continue;
       const std::int32_t r = g.add_node(0);
+      SimTime begin = 0;
+      for (const std::size_t u : members) begin = std::max(begin, trace.units[u].records[i].start);
       SimTime length = 0;
-      for (const std::size_t u : members) length = std::max(length, transfer_s(trace.units[u].records[i]));
+      for (const std::size_t u : members) length = std::max(length, transfer_ns(trace.units[u].records[i], begin));
       for (const std::size_t u : members) {
         g.edge(S(u, i), r);
         g.edge(r, E(u, i));

@@ -7,11 +7,15 @@
 //    given duration;
 //  - PP sends and recvs are posted in program order on the pp stream once their deps are met; a
 //    transfer begins at the later of the send's and the recv's posts (the peer is the unit of the
-//    peer stage with the same replica and TP rank) and lasts what it lasted in the trace
-//    (end - transfer_start, the longer of the two sides); both sides end with it;
+//    peer stage with the same replica and TP rank) and lasts what it lasted in the trace; both
+//    sides end with it;
 //  - DP collectives run one at a time in program order on the dp stream; the k-th of a stage
 //    begins when every unit of its data-parallel group (same stage, same TP rank) has issued it and
-//    lasts what it lasted (the longest end - transfer_start over the participants).
+//    lasts what it lasted.
+//  What a transfer lasted: the longest over its sides of end - max(transfer_start, the last
+//  recorded post or issue of any side). The simulator's transfer_start is that instant already; a
+//  real backend records a DP call's transfer_start at its own issue (measured_trace.h), so the wait
+//  for the last replica is taken out rather than replayed as transfer time.
 // Both unit layouts work: the simulator's one unit per (stage, replica) TP group (ranks.size() > 1
 // or tp = 1) and a real backend's one unit per rank (measured_trace.h); a one-rank unit's TP rank is
 // rank % tp. Replaying a trace with its own compute durations reproduces its times exactly when the

@@ -388,3 +388,20 @@ TEST(Cli, WhatIfBadInputs) {
   expect_refused(cases);
   std::filesystem::remove_all(dir);
 }
+
+// Data from a real run: 2 MPI processes measure the iteration on the cpu backend (one trace unit
+// per rank) and whatif analyses the trace they wrote.
+TEST(Cli, WhatIfAnalysesATraceMeasuredOnTheCpuBackend) {
+  const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_whatif_cpu";
+  std::filesystem::remove_all(dir);
+  const Result measured = run("run " + scenario("validate/tiny_gpt_dp2.toml") +
+                              " --backend cpu --iterations 1 --max-trace-ranks 0 --set plan.global_batch_size=2 "
+                              "--set calibration.file=" +
+                              scenario("calibration/cpu_amd_epyc_tiny_gpt_dp2.toml") + " --out " + dir.string());
+  ASSERT_EQ(measured.exit_code, 0) << measured.output;
+  const Result r = run("whatif " + (dir / "trace.json").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(R"("backend": "cpu")"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(R"("group_mean_compute")"), std::string::npos) << r.output;
+  std::filesystem::remove_all(dir);
+}
