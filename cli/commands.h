@@ -18,5 +18,6 @@ Action register_calibrate(CLI::App& app);
 Action register_backends(CLI::App& app);
 Action register_validate(CLI::App& app);
 Action register_campaign(CLI::App& app);
+Action register_whatif(CLI::App& app);
 
 }  // namespace megasim::cli

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
       megasim::cli::register_run(app),      megasim::cli::register_plan(app),
       megasim::cli::register_keys(app),     megasim::cli::register_calibrate(app),
       megasim::cli::register_backends(app), megasim::cli::register_validate(app),
-      megasim::cli::register_campaign(app),
+      megasim::cli::register_campaign(app), megasim::cli::register_whatif(app),
   };
   try {
     app.parse(argc, argv);

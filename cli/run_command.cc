@@ -44,15 +44,15 @@ std::chrono::milliseconds timeout_of(double seconds) {
 
 // Prints the report and, with --out, writes report.json and trace.json. Everything is rendered
 // before anything is written, so bad input leaves no partial output.
-void emit(const RunOptions& o, const models::Workload& workload, const backend::Trace& trace,
-          const scenarios::IterationReport& report) {
+void emit(const RunOptions& o, const scenarios::Scenario& s, const models::Workload& workload,
+          const backend::Trace& trace, const scenarios::IterationReport& report) {
   const std::string report_json = scenarios::to_json(report);
   if (!o.out_dir.empty()) {
     scenarios::TraceFilter filter;
     filter.ranks = o.trace_ranks;
     filter.max_ranks = o.max_trace_ranks;
     std::ostringstream trace_json;
-    scenarios::write_perfetto_trace(trace_json, workload, trace, filter);
+    scenarios::write_perfetto_trace(trace_json, workload, trace, filter, &s);
     std::error_code ec;
     std::filesystem::create_directories(o.out_dir, ec);
     if (ec) throw sim::ConfigError("--out", o.out_dir, "a directory that can be created and written");
@@ -83,11 +83,12 @@ MeasuredRun prepare_measured_run(const RunOptions& o, const scenarios::Scenario&
 }
 
 // The median measured iteration, reported as the simulator reports its own.
-void report_measured(const RunOptions& o, const MeasuredRun& run, const std::vector<backend::Trace>& traces) {
+void report_measured(const RunOptions& o, const scenarios::Scenario& s, const MeasuredRun& run,
+                     const std::vector<backend::Trace>& traces) {
   const backend::Trace& median = traces[scenarios::median_iteration(traces)];
   scenarios::IterationReport report = scenarios::summarize(run.workload, median, run.device);
   report.memory = run.memory;
-  emit(o, run.workload, median, report);
+  emit(o, s, run.workload, median, report);
 }
 
 // The iteration measured on the cpu backend (the median of --iterations, after one warm-up), reported
@@ -102,7 +103,7 @@ void run_on_cpu(const RunOptions& o, const scenarios::Scenario& s) {
   run_as_mpi_job(run.workload.plan.world_size, [&](int rank) {
     const std::vector<backend::Trace> traces = backend::cpu::run_cpu_iterations(
         run.workload, {.warmup_iterations = 1, .iterations = o.iterations, .timeout = timeout_of(o.timeout_s)});
-    if (rank == 0) report_measured(o, run, traces);
+    if (rank == 0) report_measured(o, s, run, traces);
   });
 }
 
@@ -118,7 +119,7 @@ void run_on_cuda([[maybe_unused]] const RunOptions& o, [[maybe_unused]] const sc
   options.iterations = o.iterations;
   options.timeout = timeout_of(o.timeout_s);
   run_cuda_plan(run.workload, options,
-                [&](const std::vector<backend::Trace>& traces) { report_measured(o, run, traces); });
+                [&](const std::vector<backend::Trace>& traces) { report_measured(o, s, run, traces); });
 #else
   throw sim::ConfigError("--backend", o.backend,
                          "sim or cpu: this megasim was built without the CUDA backend (see `megasim backends`)");
@@ -139,7 +140,7 @@ void run_run(const RunOptions& o) {
     throw sim::ConfigError("--backend", o.backend, "sim (the simulator), cpu (Eigen + MPI) or cuda (CUDA + NCCL)");
   }
   const scenarios::RunResult result = scenarios::run_iteration_study(s);
-  emit(o, result.workload, result.trace, result.report);
+  emit(o, s, result.workload, result.trace, result.report);
   if (!o.json) std::cerr << "simulated in " << result.wall_time_s << " s\n";
 }
 

@@ -44,25 +44,25 @@ struct ValidateOptions {
   std::string out_dir;
 };
 
-std::string perfetto(const models::Workload& workload, const backend::Trace& trace) {
+std::string perfetto(const models::Workload& workload, const backend::Trace& trace, const scenarios::Scenario& s) {
   std::ostringstream out;
   scenarios::TraceFilter all;
   all.max_ranks = 0;
-  scenarios::write_perfetto_trace(out, workload, trace, all);
+  scenarios::write_perfetto_trace(out, workload, trace, all, &s);
   return out.str();
 }
 
 // Prints the comparison and, with --out, writes it and both traces.
-void emit(const ValidateOptions& o, const scenarios::ValidationReport& report, const models::Workload& workload,
-          const backend::Trace& predicted, const backend::Trace& measured) {
+void emit(const ValidateOptions& o, const scenarios::Scenario& s, const scenarios::ValidationReport& report,
+          const models::Workload& workload, const backend::Trace& predicted, const backend::Trace& measured) {
   const std::string json = scenarios::to_json(report);
   if (!o.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.out_dir, ec);
     if (ec) throw sim::ConfigError("--out", o.out_dir, "a directory that can be created and written");
     write_file(o.out_dir + "/validation.json", json, "--out");
-    write_file(o.out_dir + "/measured_trace.json", perfetto(workload, measured), "--out");
-    write_file(o.out_dir + "/predicted_trace.json", perfetto(workload, predicted), "--out");
+    write_file(o.out_dir + "/measured_trace.json", perfetto(workload, measured, s), "--out");
+    write_file(o.out_dir + "/predicted_trace.json", perfetto(workload, predicted, s), "--out");
   }
   std::cout << (o.json ? json : scenarios::to_text(report)) << std::flush;
 }
@@ -88,7 +88,7 @@ void validate_on_cpu(const ValidateOptions& o, const scenarios::Scenario& s) {
     if (rank != 0) return;
     const scenarios::ValidationReport report =
         scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
-    emit(o, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
+    emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
   });
 }
 
@@ -106,7 +106,7 @@ void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]
     run_cuda_plan(predicted.workload, run, [&](const std::vector<backend::Trace>& measured) {
       const scenarios::ValidationReport report =
           scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
-      emit(o, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
+      emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
     });
     return;
   }
@@ -114,7 +114,7 @@ void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]
   const std::vector<backend::Trace> measured = shard.run(o.warmup, o.iterations);
   const scenarios::ValidationReport report =
       scenarios::compare_compute(predicted.workload, predicted.trace, measured, s.name);
-  emit(o, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
+  emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
 #else
   throw sim::ConfigError("--backend", o.backend,
                          "cpu: this megasim was built without the CUDA backend (see `megasim backends`)");

@@ -4,14 +4,17 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <variant>
 
 #include "scenarios/iteration_report.h"
 #include "scenarios/json_writer.h"
+#include "scenarios/keys.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -51,8 +54,10 @@ JsonWriter begin_event(std::string_view name, std::string_view category, models:
   return w;
 }
 
-// The event without its opening brace: `"tid":...}`.
-std::string finish_event(JsonWriter& w) {
+// The event without its opening brace: `"tid":...}`; args.task is the task's index in its stage
+// program (what the trace reader matches records by).
+std::string finish_event(JsonWriter& w, std::size_t task) {
+  w.field("task", static_cast<std::int64_t>(task));
   w.end_object().end_object();
   return w.str().substr(1);
 }
@@ -68,16 +73,16 @@ std::vector<std::string> unit_events(const models::Workload& workload, const bac
     if (t.kind == models::TaskKind::kCompute) {
       JsonWriter w = begin_event(name, category, models::StreamKind::kCompute, r.start, r.end, unit.stage, t);
       w.field("tp_exposed_us", to_us(r.tp_exposed));
-      events.push_back(finish_event(w));
+      events.push_back(finish_event(w, i));
       const std::int64_t calls = tp_calls(workload, t);
       if (calls == 0) continue;
       JsonWriter tp = begin_event("tp " + name, category, models::StreamKind::kTp, r.start, r.end, unit.stage, t);
       tp.field("calls", calls).field("exposed_us", to_us(r.tp_exposed));
-      events.push_back(finish_event(tp));
+      events.push_back(finish_event(tp, i));
     } else {
       JsonWriter w = begin_event(name, category, t.stream, r.transfer_start, r.end, unit.stage, t);
       w.field("posted_us", to_us(r.start)).field("bytes", t.bytes);
-      events.push_back(finish_event(w));
+      events.push_back(finish_event(w, i));
     }
   }
   return events;
@@ -130,6 +135,33 @@ std::vector<std::pair<std::int64_t, std::size_t>> select(const models::Workload&
   return out;
 }
 
+// The "megasim" object: what the trace reader (trace_file.h) needs to rebuild the workload and the
+// Trace: the scenario's keys, the backend, the iteration time and the units of the written ranks.
+std::string megasim_object(const backend::Trace& trace, const std::vector<std::pair<std::int64_t, std::size_t>>& ranks,
+                           const Scenario* scenario) {
+  JsonWriter w(0);
+  w.begin_object().field("version", 1).field("backend", trace.backend);
+  w.field("iteration_time_ns", static_cast<std::int64_t>(trace.iteration_time));
+  if (scenario != nullptr) {
+    w.key("scenario").begin_object();
+    for (const KeySpec& key : key_table()) {
+      w.key(key.full_name());
+      std::visit([&w](const auto& x) { w.value(x); }, key.get(*scenario));
+    }
+    w.end_object();
+  }
+  std::map<std::size_t, std::vector<std::int64_t>> units;  // unit -> its written ranks
+  for (const auto& [rank, u] : ranks) units[u].push_back(rank);
+  w.key("units").begin_array();
+  for (const auto& [u, unit_ranks] : units) {
+    w.begin_object().key("ranks").begin_array();
+    for (const std::int64_t rank : unit_ranks) w.value(rank);
+    w.end_array().field("stage", trace.units[u].stage).field("replica", trace.units[u].replica).end_object();
+  }
+  w.end_array().end_object();
+  return w.str();
+}
+
 }  // namespace
 
 std::vector<std::int64_t> selected_ranks(const models::Workload& workload, const backend::Trace& trace,
@@ -140,7 +172,7 @@ std::vector<std::int64_t> selected_ranks(const models::Workload& workload, const
 }
 
 void write_perfetto_trace(std::ostream& out, const models::Workload& workload, const backend::Trace& trace,
-                          const TraceFilter& filter) {
+                          const TraceFilter& filter, const Scenario* scenario) {
   const std::vector<std::pair<std::int64_t, std::size_t>> ranks = select(workload, trace, filter);
   const models::ParallelLayout layout = workload.plan.layout();
   out << "{\"traceEvents\":[";
@@ -169,13 +201,13 @@ void write_perfetto_trace(std::ostream& out, const models::Workload& workload, c
     const std::string prefix = fmt::format("{{\"pid\":{},", rank);
     for (const std::string& body : events) emit(prefix + body);
   }
-  out << "\n],\"displayTimeUnit\":\"ns\"}\n";
+  out << "\n],\"displayTimeUnit\":\"ns\",\n\"megasim\":" << megasim_object(trace, ranks, scenario) << "}\n";
 }
 
 std::string perfetto_trace_json(const models::Workload& workload, const backend::Trace& trace,
-                                const TraceFilter& filter) {
+                                const TraceFilter& filter, const Scenario* scenario) {
   std::ostringstream out;
-  write_perfetto_trace(out, workload, trace, filter);
+  write_perfetto_trace(out, workload, trace, filter, scenario);
   return out.str();
 }
 

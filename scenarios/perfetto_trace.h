@@ -9,9 +9,12 @@
 //    exposed, not where inside the task each call ran;
 //  - PP sends/recvs on tid 2 and DP collectives on tid 3, spanning the transfer [transfer_start,
 //    end); args.posted_us says when the task was posted or issued.
-// Every event's args hold stage, microbatch and chunk (-1 when not tied to one). Ranks of one
-// TraceUnit get identical events. Output is deterministic: ranks ascending, each rank's metadata
-// then its tasks in program order.
+// Every event's args hold stage, microbatch and chunk (-1 when not tied to one) and, last, task (its
+// index in the stage program). Ranks of one TraceUnit get identical events. After the events, a
+// top-level "megasim" object holds what trace_file.h needs to read the trace back: version (1),
+// backend, iteration_time_ns, scenario (every key of keys.h as "section.key": value; only when a
+// scenario is given) and units [{ranks, stage, replica}] (the written ranks of each unit). Output is deterministic:
+// ranks ascending, each rank's metadata then its tasks in program order.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,7 @@
 
 #include "backend/trace.h"
 #include "models/workload.h"
+#include "scenarios/scenario.h"
 
 namespace megasim::scenarios {
 
@@ -38,11 +42,13 @@ struct TraceFilter {
 std::vector<std::int64_t> selected_ranks(const models::Workload& workload, const backend::Trace& trace,
                                          const TraceFilter& filter);
 
-// Streams the trace; throws as selected_ranks, before writing anything.
+// Streams the trace; throws as selected_ranks, before writing anything. `scenario`: the scenario
+// the workload was built from (embedded so the trace can be analysed later: megasim whatif), or
+// nullptr.
 void write_perfetto_trace(std::ostream& out, const models::Workload& workload, const backend::Trace& trace,
-                          const TraceFilter& filter = {});
+                          const TraceFilter& filter = {}, const Scenario* scenario = nullptr);
 
 std::string perfetto_trace_json(const models::Workload& workload, const backend::Trace& trace,
-                                const TraceFilter& filter = {});
+                                const TraceFilter& filter = {}, const Scenario* scenario = nullptr);
 
 }  // namespace megasim::scenarios

@@ -329,3 +329,79 @@ TEST(Cli, CampaignBadInputs) {
 }
 
 }  // namespace
+
+// A small TP 2 x PP 2 x DP 2 plan with jitter, so the what-ifs have something to even out.
+const char* const kWhatIfPlan =
+    "--set cluster.gpus=8 --set plan.tensor_model_parallel_size=2 --set plan.pipeline_model_parallel_size=2 "
+    "--set model.num_layers=4 --set plan.num_layers_per_virtual_pipeline_stage=0 --set plan.global_batch_size=8 "
+    "--set stragglers.jitter_cv=0.05";
+
+// run --out writes trace.json with its scenario; whatif reads it back, and its replay of the
+// recorded compute is the iteration the run reported.
+TEST(Cli, WhatIfAnalysesATraceWrittenByRun) {
+  const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_whatif";
+  std::filesystem::remove_all(dir);
+  const Result written = run(std::string("run ") + kWhatIfPlan + " --max-trace-ranks 0 --out " + dir.string());
+  ASSERT_EQ(written.exit_code, 0) << written.output;
+  const Result text = run("whatif " + (dir / "trace.json").string());
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  for (const char* what : {"group_mean_compute", "fix_slowest_ranks", "balanced_last_stage", "(stage 0, replica"}) {
+    EXPECT_NE(text.output.find(what), std::string::npos) << what << "\n" << text.output;
+  }
+  const Result json = run("whatif " + (dir / "trace.json").string() + " --json --slowest 2");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_NE(json.output.find("\"the 2 slowest rank(s)"), std::string::npos) << json.output;
+  // The replay of the recorded compute reproduces the simulated iteration: both times print alike.
+  const std::size_t at = json.output.find("\"iteration_time_s\": ");
+  const std::size_t replay = json.output.find("\"replay_time_s\": ");
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_NE(replay, std::string::npos);
+  EXPECT_EQ(json.output.substr(at + 20, 12), json.output.substr(replay + 17, 12)) << json.output;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, WhatIfBadInputs) {
+  const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_whatif_bad";
+  std::filesystem::remove_all(dir);
+  const Result partial = run(std::string("run ") + kWhatIfPlan + " --max-trace-ranks 2 --out " + dir.string());
+  ASSERT_EQ(partial.exit_code, 0) << partial.output;
+  const std::string trace = (dir / "trace.json").string();
+  const std::string broken = (dir / "broken.json").string();
+  {
+    std::FILE* f = std::fopen(broken.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("{\"traceEvents\": [\n  1,\n  ]}\n", f);
+    std::fclose(f);
+  }
+  const std::string args[] = {
+      "whatif " + trace,
+      "whatif " + broken,
+      "whatif /nonexistent/trace.json",
+      "whatif " + trace + " --slowest -1",
+      "whatif " + (dir / "report.json").string(),
+  };
+  const BadInput cases[] = {
+      {args[0].c_str(), "--max-trace-ranks 0"},     {args[1].c_str(), "broken.json:3:3"},
+      {args[2].c_str(), "/nonexistent/trace.json"}, {args[3].c_str(), "whatif.slowest"},
+      {args[4].c_str(), "no \"megasim\" object"},
+  };
+  expect_refused(cases);
+  std::filesystem::remove_all(dir);
+}
+
+// Data from a real run: 2 MPI processes measure the iteration on the cpu backend (one trace unit
+// per rank) and whatif analyses the trace they wrote.
+TEST(Cli, WhatIfAnalysesATraceMeasuredOnTheCpuBackend) {
+  const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_whatif_cpu";
+  std::filesystem::remove_all(dir);
+  const Result measured = run("run " + scenario("validate/tiny_gpt_dp2.toml") +
+                              " --backend cpu --iterations 1 --max-trace-ranks 0 --set plan.global_batch_size=2 "
+                              "--set calibration.file=" +
+                              scenario("calibration/cpu_amd_epyc_tiny_gpt_dp2.toml") + " --out " + dir.string());
+  ASSERT_EQ(measured.exit_code, 0) << measured.output;
+  const Result r = run("whatif " + (dir / "trace.json").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(R"("backend": "cpu")"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(R"("group_mean_compute")"), std::string::npos) << r.output;
+  std::filesystem::remove_all(dir);
+}

@@ -67,7 +67,7 @@ TEST(PerfettoTrace, DocumentShapeAndEventCounts) {
   const Fixture f = two_stages();
   const std::string json = perfetto_trace_json(f.workload, f.trace);
   EXPECT_EQ(json.rfind("{\"traceEvents\":[", 0), 0u);
-  EXPECT_NE(json.find("],\"displayTimeUnit\":\"ns\"}"), std::string::npos);
+  EXPECT_NE(json.find("],\"displayTimeUnit\":\"ns\","), std::string::npos);
   EXPECT_TRUE(testing::balanced_json(json));
   // Per rank: 4 tasks + 1 TP event for the forward; 1 process name + 4 thread names. 4 ranks.
   EXPECT_EQ(count(json, "\"ph\":\"X\""), 4u * 5);

@@ -1,0 +1,33 @@
+// A small strict JSON reader (RFC 8259) for the files megasim writes itself (Perfetto traces with
+// their "megasim" object): a DOM of null, bool, number, string, array and object. No third-party
+// JSON library is available to the build, and the writer side is json_writer.h.
+// Strict: no comments, trailing commas, NaN, leading zeros or duplicate keys; nesting at most 256
+// deep. Numbers are doubles (integers exact up to 2^53).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace megasim::scenarios {
+
+struct JsonValue {
+  enum class Kind : std::uint8_t { kNull, kBool, kNumber, kString, kArray, kObject };
+  Kind kind = Kind::kNull;
+  bool boolean = false;
+  double number = 0;
+  std::string text;                                        // kString
+  std::vector<JsonValue> items;                            // kArray
+  std::vector<std::pair<std::string, JsonValue>> members;  // kObject, in file order
+
+  // The member named `key` of an object; nullptr when absent or not an object.
+  [[nodiscard]] const JsonValue* find(std::string_view key) const;
+};
+
+// Parses one JSON text. Throws sim::ConfigError("SOURCE:LINE:COLUMN: what was expected") for
+// malformed input (line and column 1-based, the column counted in bytes).
+JsonValue parse_json(std::string_view text, std::string_view source = "<string>");
+
+}  // namespace megasim::scenarios

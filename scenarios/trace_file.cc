@@ -1,0 +1,165 @@
+#include "scenarios/trace_file.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "models/plan.h"
+#include "scenarios/json_reader.h"
+#include "scenarios/keys.h"
+#include "sim/error.h"
+
+namespace megasim::scenarios {
+namespace {
+
+using Kind = JsonValue::Kind;
+
+class Reader {
+ public:
+  explicit Reader(std::string_view source) : source_(source) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw sim::ConfigError(fmt::format("{}: {}", source_, what));
+  }
+
+  const JsonValue& member(const JsonValue& object, std::string_view key, Kind kind, std::string_view where) const {
+    const JsonValue* v = object.find(key);
+    if (v == nullptr || v->kind != kind) fail(fmt::format("{} has no valid \"{}\"", where, key));
+    return *v;
+  }
+
+  std::int64_t integer(const JsonValue& object, std::string_view key, std::string_view where) const {
+    const double x = member(object, key, Kind::kNumber, where).number;
+    if (x != std::floor(x) || std::fabs(x) > 9e15) fail(fmt::format("{}.{} is not an integer", where, key));
+    return static_cast<std::int64_t>(x);
+  }
+
+  Scenario scenario(const JsonValue& keys) const {
+    Scenario s;
+    for (const auto& [name, json] : keys.members) {
+      const std::size_t dot = name.find('.');
+      if (dot == std::string::npos) fail(fmt::format("scenario key \"{}\" is not section.key", name));
+      const KeySpec& key = find_key(std::string_view(name).substr(0, dot), std::string_view(name).substr(dot + 1));
+      Value value;
+      switch (json.kind) {
+        case Kind::kNull:
+          continue;  // a non-finite number: the default stands
+        case Kind::kBool:
+          value = json.boolean;
+          break;
+        case Kind::kString:
+          value = json.text;
+          break;
+        case Kind::kNumber:
+          if (key.type == ValueType::kInt && json.number == std::floor(json.number)) {
+            value = static_cast<std::int64_t>(json.number);
+          } else {
+            value = json.number;
+          }
+          break;
+        default:
+          fail(fmt::format("scenario key \"{}\" has no scalar value", name));
+      }
+      key.set(s, coerce(key, value));
+    }
+    return s;
+  }
+
+  // Fills the unit's records from the events of `pid` (one of its ranks): compute events [start,
+  // end) with tp_exposed, communication events [transfer_start, end) posted at posted_us.
+  void fill(backend::TraceUnit& unit, const std::vector<const JsonValue*>& events, const models::Workload& w) const {
+    const auto& tasks = w.stages[static_cast<std::size_t>(unit.stage)].tasks;
+    unit.records.assign(tasks.size(), {});
+    std::vector<bool> seen(tasks.size(), false);
+    const auto ns = [](double us) { return static_cast<sim::SimTime>(std::llround(us * 1e3)); };
+    for (const JsonValue* e : events) {
+      const std::int64_t tid = integer(*e, "tid", "an event");
+      if (tid == static_cast<int>(models::StreamKind::kTp)) continue;
+      const JsonValue& args = member(*e, "args", Kind::kObject, "an event");
+      const std::int64_t task = integer(args, "task", "an event's args");
+      if (task < 0 || static_cast<std::size_t>(task) >= tasks.size()) {
+        fail(fmt::format("rank {} has an event of task {}, not a task of stage {}", unit.ranks.front(), task,
+                         unit.stage));
+      }
+      backend::TaskRecord& r = unit.records[static_cast<std::size_t>(task)];
+      const double ts = member(*e, "ts", Kind::kNumber, "an event").number;
+      const double dur = member(*e, "dur", Kind::kNumber, "an event").number;
+      r.transfer_start = ns(ts);
+      r.end = ns(ts + dur);
+      if (tasks[static_cast<std::size_t>(task)].kind == models::TaskKind::kCompute) {
+        r.start = r.transfer_start;
+        r.tp_exposed = ns(member(args, "tp_exposed_us", Kind::kNumber, "a compute event's args").number);
+      } else {
+        r.start = ns(member(args, "posted_us", Kind::kNumber, "a communication event's args").number);
+      }
+      seen[static_cast<std::size_t>(task)] = true;
+    }
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      if (!seen[i])
+        fail(fmt::format("rank {} has no event for task {} of stage {}", unit.ranks.front(), i, unit.stage));
+    }
+  }
+
+ private:
+  std::string_view source_;
+};
+
+}  // namespace
+
+TraceFile parse_trace_file(std::string_view text, std::string_view source) {
+  const Reader in(source);
+  const JsonValue doc = parse_json(text, source);
+  const JsonValue* meta = doc.find("megasim");
+  if (meta == nullptr || meta->kind != Kind::kObject) {
+    in.fail("no \"megasim\" object: not a trace written by this megasim (megasim run --out DIR writes one)");
+  }
+  if (in.integer(*meta, "version", "megasim") != 1) in.fail("megasim.version is not 1");
+  const JsonValue* keys = meta->find("scenario");
+  if (keys == nullptr || keys->kind != Kind::kObject) {
+    in.fail("megasim has no \"scenario\": the trace was written without its scenario");
+  }
+  TraceFile f;
+  f.scenario = in.scenario(*keys);
+  const Scenario& s = f.scenario;
+  f.workload =
+      models::build_workload(s.model, models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server));
+  f.trace.backend = in.member(*meta, "backend", Kind::kString, "megasim").text;
+  f.trace.iteration_time = in.integer(*meta, "iteration_time_ns", "megasim");
+
+  std::map<std::int64_t, std::vector<const JsonValue*>> by_pid;
+  for (const JsonValue& e : in.member(doc, "traceEvents", Kind::kArray, "the trace").items) {
+    const JsonValue* ph = e.find("ph");
+    if (ph != nullptr && ph->kind == Kind::kString && ph->text == "X") {
+      by_pid[in.integer(e, "pid", "an event")].push_back(&e);
+    }
+  }
+  for (const JsonValue& u : in.member(*meta, "units", Kind::kArray, "megasim").items) {
+    backend::TraceUnit unit;
+    for (const JsonValue& r : in.member(u, "ranks", Kind::kArray, "a unit").items) {
+      if (r.kind != Kind::kNumber) in.fail("a unit's ranks are not numbers");
+      unit.ranks.push_back(static_cast<std::int64_t>(r.number));
+    }
+    if (unit.ranks.empty()) in.fail("a unit has no ranks");
+    unit.stage = static_cast<std::int32_t>(in.integer(u, "stage", "a unit"));
+    unit.replica = static_cast<std::int32_t>(in.integer(u, "replica", "a unit"));
+    if (unit.stage < 0 || static_cast<std::size_t>(unit.stage) >= f.workload.stages.size()) {
+      in.fail(fmt::format("a unit of stage {}, not a stage of the plan", unit.stage));
+    }
+    in.fill(unit, by_pid[unit.ranks.front()], f.workload);
+    f.trace.units.push_back(std::move(unit));
+  }
+  return f;
+}
+
+TraceFile read_trace_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw sim::ConfigError("trace file", path, "a readable Perfetto trace written by megasim");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_trace_file(text.str(), path);
+}
+
+}  // namespace megasim::scenarios
