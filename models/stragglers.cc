@@ -19,8 +19,8 @@ bool finite_at_least(double x, double lowest) {
 }  // namespace
 
 bool StragglerParams::active() const {
-  return slow_host_fraction > 0 || !slow_hosts.empty() || !slow_gpus.empty() || jitter_cv > 0 ||
-         (gc_period_s > 0 && gc_pause_s > 0) || seq_length_cv > 0;
+  return slow_host_fraction > 0 || !slow_hosts.empty() || !slow_gpus.empty() || !slow_nics.empty() ||
+         !slow_links.empty() || jitter_cv > 0 || (gc_period_s > 0 && gc_pause_s > 0) || seq_length_cv > 0;
 }
 
 void validate(const StragglerParams& p) {
@@ -46,6 +46,8 @@ void validate(const StragglerParams& p) {
   }
   static_cast<void>(parse_factor_list(p.slow_hosts, "stragglers.slow_hosts"));
   static_cast<void>(parse_factor_list(p.slow_gpus, "stragglers.slow_gpus"));
+  static_cast<void>(parse_factor_list(p.slow_nics, "stragglers.slow_nics"));
+  static_cast<void>(parse_factor_list(p.slow_links, "stragglers.slow_links"));
 }
 
 std::vector<std::pair<std::int64_t, double>> parse_factor_list(const std::string& text, const std::string& key) {

@@ -8,6 +8,9 @@
 //    slow_host_factor_stddev (at least 1). MegaScale (NSDI'24 §5) found about 0.5% of machines
 //    about 10% slower in forward compute: fraction 0.005, factor 1.1. Explicit lists add named
 //    servers and GPUs: "3:1.2,17:1.1" (id:factor pairs).
+//  - Slow NICs and links: "gpu:factor" degrades both directions of that GPU's NIC link to its ToR,
+//    "link:factor" one directed link of the topology (ids as `megasim topo --write-json` lists
+//    them); the factor >= 1 divides the link's bandwidth (2: half speed).
 //  - Jitter: every compute task of every rank takes a log-normal multiple of its time with mean 1
 //    and coefficient of variation jitter_cv (kernel-level noise, clock and power throttling).
 //  - Pauses: every gc_period_s each rank stops for gc_pause_s (Python garbage collection, as
@@ -34,6 +37,8 @@ struct StragglerParams {
   double slow_host_factor_stddev = 0;
   std::string slow_hosts;  // "server:factor,..."
   std::string slow_gpus;   // "gpu:factor,..."
+  std::string slow_nics;   // "gpu:factor,...": that GPU's NIC link, both directions
+  std::string slow_links;  // "link:factor,...": one directed link
   double jitter_cv = 0;
   double gc_period_s = 0;  // 0: no pauses
   double gc_pause_s = 0;

@@ -20,6 +20,11 @@ void add_straggler_keys(std::vector<KeySpec>& t) {
                     &StragglerParams::slow_hosts));
   t.push_back(
       field("stragglers", "slow_gpus", "", "explicit slow GPUs: \"id:factor,...\"", s, &StragglerParams::slow_gpus));
+  t.push_back(field("stragglers", "slow_nics", "", "slow NICs: \"gpu:factor,...\" divides that GPU's NIC bandwidth", s,
+                    &StragglerParams::slow_nics));
+  t.push_back(field("stragglers", "slow_links", "",
+                    "degraded links: \"link:factor,...\" divides that directed link's bandwidth", s,
+                    &StragglerParams::slow_links));
   t.push_back(field("stragglers", "jitter_cv", "",
                     "per compute task and rank: log-normal time multiple of mean 1 with this coefficient of variation",
                     s, &StragglerParams::jitter_cv));

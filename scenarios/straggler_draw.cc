@@ -80,6 +80,24 @@ StragglerDraw draw_stragglers(const models::StragglerParams& p, const models::Wo
     draw.gpu_slowdown[static_cast<std::size_t>(gpu)] *= factor;
   }
 
+  for (const auto& [gpu, factor] : models::parse_factor_list(p.slow_nics, "stragglers.slow_nics")) {
+    if (gpu >= gpus) {
+      throw sim::ConfigError("stragglers.slow_nics", std::to_string(gpu),
+                             "GPU ids of the cluster (a GPU's NIC), 0 to " + std::to_string(gpus - 1));
+    }
+    const topo::GpuId g(static_cast<std::int32_t>(gpu));
+    draw.degraded_links.emplace_back(topology.nic_up(g), 1.0 / factor);
+    draw.degraded_links.emplace_back(topology.nic_down(g), 1.0 / factor);
+  }
+  const auto links = static_cast<std::int64_t>(topology.num_links());
+  for (const auto& [link, factor] : models::parse_factor_list(p.slow_links, "stragglers.slow_links")) {
+    if (link >= links) {
+      throw sim::ConfigError("stragglers.slow_links", std::to_string(link),
+                             "link ids of the cluster, 0 to " + std::to_string(links - 1));
+    }
+    draw.degraded_links.emplace_back(topo::LinkId(static_cast<std::int32_t>(link)), 1.0 / factor);
+  }
+
   const models::ParallelLayout layout = workload.plan.layout();
   const std::int64_t units = layout.pipeline * layout.data;
   if (p.jitter_cv > 0 || p.seq_length_cv > 0) {
@@ -135,6 +153,7 @@ void apply(const StragglerDraw& draw, backend::IterationInputs& inputs) {
   inputs.gc_period = draw.gc_period;
   inputs.gc_pause = draw.gc_pause;
   inputs.gc_phase = draw.gc_phase;
+  inputs.degraded_links = draw.degraded_links;
 }
 
 std::vector<double> without_hosts(const StragglerDraw& draw, const topo::Topology& topology,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "backend/sim/iteration_executor.h"
@@ -21,15 +22,16 @@ struct StragglerDraw {
   std::vector<std::vector<float>> task_scale;  // per unit (replica + dp * stage), per task; empty: none
   sim::SimTime gc_period = 0;
   sim::SimTime gc_pause = 0;
-  std::vector<sim::SimTime> gc_phase;  // per unit
+  std::vector<sim::SimTime> gc_phase;                           // per unit
+  std::vector<std::pair<topo::LinkId, double>> degraded_links;  // speed factors in (0, 1]
 };
 
-// Throws sim::ConfigError("stragglers.slow_hosts" / "stragglers.slow_gpus") for an id outside the
-// cluster, and as models::validate(params) does.
+// Throws sim::ConfigError("stragglers.slow_hosts" / "stragglers.slow_gpus" / "stragglers.slow_nics" /
+// "stragglers.slow_links") for an id outside the cluster, and as models::validate(params) does.
 StragglerDraw draw_stragglers(const models::StragglerParams& params, const models::Workload& workload,
                               const topo::Topology& topology, std::uint64_t seed);
 
-// Puts the draw into the simulator's inputs (gpu_slowdown, task_scale, pauses).
+// Puts the draw into the simulator's inputs (gpu_slowdown, task_scale, pauses, degraded links).
 void apply(const StragglerDraw& draw, backend::IterationInputs& inputs);
 
 // The GPU slowdowns with the servers of `replaced` at factor 1 (a what-if: those hosts swapped for

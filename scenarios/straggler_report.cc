@@ -150,6 +150,7 @@ StragglerReport analyse_stragglers(const models::StragglerParams& params, const 
   nominal.task_scale.clear();
   nominal.gc_period = 0;
   nominal.gc_phase.clear();
+  nominal.degraded_links.clear();
   const auto k = static_cast<std::size_t>(std::min<std::int64_t>(params.whatif_replaced_hosts, report.slow_hosts));
   std::vector<std::int64_t> replaced;
   for (std::size_t i = 0; i < k; ++i) replaced.push_back(slow[i].first);
@@ -161,7 +162,7 @@ StragglerReport analyse_stragglers(const models::StragglerParams& params, const 
   auto mean_s = std::async(std::launch::async, [&group_mean] { return simulate_s(group_mean); });
   auto healthier_s = std::async(std::launch::async, [&healthier] { return simulate_s(healthier); });
   const backend::Trace nominal_trace = backend::simulate_iteration(nominal);
-  report.whatifs.push_back({"no_stragglers", "every GPU at nominal speed, no jitter, pauses or imbalance",
+  report.whatifs.push_back({"no_stragglers", "every GPU and link at nominal speed, no jitter, pauses or imbalance",
                             sim::to_seconds(nominal_trace.iteration_time)});
   report.whatifs.push_back({"group_mean_compute",
                             "every rank at the mean compute of its data-parallel peers (same stage), pauses kept",

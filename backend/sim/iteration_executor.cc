@@ -72,6 +72,12 @@ void check_values(const IterationInputs& in) {
       }
     }
   }
+  for (const auto& [link, factor] : in.degraded_links) {
+    if (!link.valid() || link.index() >= in.topology->num_links() || !(factor > 0 && factor <= 1)) {
+      throw sim::ConfigError("stragglers.slow_links", fmt::format("link {} x{}", link.value, factor),
+                             fmt::format("links 0 to {} with speed factors in (0, 1]", in.topology->num_links() - 1));
+    }
+  }
   if (in.gc_period > 0) {
     if (in.gc_phase.size() != units || in.gc_pause < 0 || in.gc_pause >= in.gc_period) {
       throw sim::ConfigError(
@@ -113,6 +119,7 @@ Executor::Executor(const IterationInputs& in)
   transfer_spec_.add_path_latency = true;
   transfer_spec_.on_complete = [this](FlowId id) { on_transfer_done(id); };
   for (const topo::LinkId l : in.failed_links) fabric_.set_link_failed(l);
+  for (const auto& [l, factor] : in.degraded_links) fabric_.set_link_speed_factor(l, factor);
   build_stages();
   build_units();
   assign_times(kernel_costs(in));

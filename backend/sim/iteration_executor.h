@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "backend/sim/fabric.h"
@@ -73,6 +74,10 @@ struct IterationInputs {
   // Network links that failed before the iteration and are routed around: down and out of their
   // ECMP groups from t = 0 (Fabric::set_link_failed). A cable's two directions are two entries.
   std::vector<topo::LinkId> failed_links;
+  // Degraded links (a slow NIC, a cable with errors): each link's bandwidth times its factor in
+  // (0, 1] for the whole iteration (Fabric::set_link_speed_factor). A cable's two directions are two
+  // entries.
+  std::vector<std::pair<topo::LinkId, double>> degraded_links;
 };
 
 // Counters of one run, for benchmarks and scaling studies.
@@ -88,7 +93,8 @@ struct IterationStats {
 // slowdown vector has the wrong size or a factor that is not a finite number >= 1,
 // ("stragglers.task_scale") for a scale vector of the wrong size or a factor that is not finite and
 // > 0, ("stragglers.gc_period_s") for pauses with a phase vector of the wrong size or a phase
-// outside [0, period) or a pause not shorter than the period, and
+// outside [0, period) or a pause not shorter than the period, ("stragglers.slow_links") for a
+// degraded link that is not a link of the cluster or a factor outside (0, 1], and
 // ("iteration.kernel_times") when kernel_times has neither 0 nor one entry per kernel list or a time
 // < 0. Inconsistent workloads (a send without its recv, a cycle) are internal errors.
 Trace simulate_iteration(const IterationInputs& inputs, IterationStats* stats = nullptr);

@@ -74,6 +74,27 @@ TEST(StragglerExecutor, TaskScalesMultiplyTheirTasksCompute) {
   EXPECT_EQ(simulate_iteration(in).iteration_time, 7'000'000);
 }
 
+// Two stages on two servers (GPU 0 and GPU 8): compute 1 ms, send 24 MB, compute 1 ms. The NIC
+// carries 200 Gb/s x 0.96 = 24 GB/s, so the transfer takes 1 ms plus the path latency; with the
+// sender's NIC at half speed it takes 2 ms plus the same latency: the iteration grows by 1 ms.
+TEST(StragglerExecutor, ADegradedNicSlowsTheTransfersOnIt) {
+  models::Workload w = empty_workload(1, 2, 1);
+  w.kernels.resize(1);
+  const std::int32_t f = add_task(w.stages[0], compute_task(0, 1));
+  add_task(w.stages[0], p2p_task(models::TaskKind::kPpSend, +1, 0, 24e6, {f}));
+  const std::int32_t r = add_task(w.stages[1], p2p_task(models::TaskKind::kPpRecv, -1, 0, 24e6));
+  add_task(w.stages[1], compute_task(0, 1, {r}));
+  topo::ClusterParams c;
+  c.gpus = 16;
+  const topo::Topology topo = topo::Topology::build(c);
+  IterationInputs in = make_inputs(w, topo, placement_of({0, 8}), {{1 * kMs, 0}});
+  const sim::SimTime nominal = simulate_iteration(in).iteration_time;
+  in.degraded_links = {{topo.nic_up(topo::GpuId(0)), 0.5}};
+  EXPECT_NEAR(static_cast<double>(simulate_iteration(in).iteration_time - nominal), 1e6, 2);
+  in.degraded_links = {{topo.nic_up(topo::GpuId(0)), 1.5}};
+  EXPECT_THROW(static_cast<void>(simulate_iteration(in)), sim::ConfigError);
+}
+
 TEST(StragglerExecutor, MalformedStragglerInputsNameTheirKey) {
   const models::Workload w = one_task();
   const topo::Topology topo = one_server();

@@ -160,6 +160,21 @@ TEST(Stragglers, BalancingTheLastStageShortensAPipeline) {
   EXPECT_LT(balanced.iteration_time_s, whatif(two_stages, "no_stragglers").iteration_time_s);
 }
 
+// A slow NIC slows the data-parallel reduction that crosses it, never speeds anything up, and the
+// no-stragglers what-if is the nominal iteration.
+TEST(Stragglers, ASlowNicSlowsTheCollectivesThatCrossIt) {
+  Scenario s = dp_scenario();
+  const double nominal = run_iteration_study(s).report.iteration_time_s;
+  double previous = nominal;
+  for (const char* factor : {"1.5", "3"}) {
+    apply_override(s, std::string("stragglers.slow_nics=16:") + factor);  // GPU 16: server 2's first
+    const RunResult r = run_iteration_study(s);
+    EXPECT_GT(r.report.iteration_time_s, previous) << factor;
+    previous = r.report.iteration_time_s;
+    EXPECT_DOUBLE_EQ(whatif(*r.report.stragglers, "no_stragglers").iteration_time_s, nominal);
+  }
+}
+
 TEST(Stragglers, BadParametersNameTheirKey) {
   const auto key_of = [](const std::string& assignment) -> std::string {
     Scenario s = dp_scenario();
@@ -179,6 +194,9 @@ TEST(Stragglers, BadParametersNameTheirKey) {
   EXPECT_EQ(key_of("stragglers.slow_hosts=x"), "stragglers.slow_hosts");
   EXPECT_EQ(key_of("stragglers.slow_gpus=3:0.5"), "stragglers.slow_gpus");
   EXPECT_EQ(key_of("stragglers.whatif_replaced_hosts=-1"), "stragglers.whatif_replaced_hosts");
+  EXPECT_EQ(key_of("stragglers.slow_nics=32:2"), "stragglers.slow_nics");  // 32 GPUs: ids 0 to 31
+  EXPECT_EQ(key_of("stragglers.slow_nics=3:0.5"), "stragglers.slow_nics");
+  EXPECT_EQ(key_of("stragglers.slow_links=99999999:2"), "stragglers.slow_links");
 }
 
 }  // namespace
