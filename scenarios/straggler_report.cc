@@ -203,6 +203,19 @@ std::string to_text(const StragglerReport& r) {
   return out + "\n";
 }
 
+void write_whatifs(JsonWriter& w, const std::vector<StragglerWhatIf>& whatifs, double reference_s) {
+  w.begin_array();
+  for (const StragglerWhatIf& x : whatifs) {
+    w.begin_object()
+        .field("name", x.name)
+        .field("description", x.description)
+        .field("iteration_time_s", x.iteration_time_s)
+        .field("saving_percent", 100 * (1 - x.iteration_time_s / reference_s))
+        .end_object();
+  }
+  w.end_array();
+}
+
 void write_json(JsonWriter& w, const StragglerReport& r) {
   w.begin_object();
   w.field("iteration_time_s", r.iteration_time_s).field("slow_hosts", r.slow_hosts);
@@ -214,16 +227,8 @@ void write_json(JsonWriter& w, const StragglerReport& r) {
   w.key("critical_hosts").begin_array();
   for (const std::int64_t server : r.critical_hosts) w.value(server);
   w.end_array();
-  w.key("whatif").begin_array();
-  for (const StragglerWhatIf& x : r.whatifs) {
-    w.begin_object()
-        .field("name", x.name)
-        .field("description", x.description)
-        .field("iteration_time_s", x.iteration_time_s)
-        .field("saving_percent", 100 * (1 - x.iteration_time_s / r.iteration_time_s))
-        .end_object();
-  }
-  w.end_array();
+  w.key("whatif");
+  write_whatifs(w, r.whatifs, r.iteration_time_s);
   w.key("added_compute_s").begin_object();
   for (const auto& [category, seconds] : r.added_compute_s) w.field(category, seconds);
   w.end_object();

@@ -49,6 +49,9 @@ StragglerReport analyse_stragglers(const models::StragglerParams& params, const 
                                    const backend::IterationInputs& inputs, const backend::Trace& trace);
 
 std::string to_text(const StragglerReport& report);
+// The what-ifs as a JSON array of {name, description, iteration_time_s, saving_percent}, the saving
+// against `reference_s` (shared with trace_whatif.h).
+void write_whatifs(JsonWriter& w, const std::vector<StragglerWhatIf>& whatifs, double reference_s);
 // Keys: iteration_time_s, slow_hosts, slowest_hosts [{server, factor}], critical_hosts, whatif
 // [{name, description, iteration_time_s, saving_percent}], added_compute_s {category: seconds}.
 void write_json(JsonWriter& w, const StragglerReport& report);

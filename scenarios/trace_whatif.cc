@@ -196,16 +196,8 @@ std::string to_json(const TraceWhatIfReport& r) {
   w.key("critical_ranks").begin_array();
   for (const std::int64_t rank : r.critical_ranks) w.value(rank);
   w.end_array();
-  w.key("whatif").begin_array();
-  for (const StragglerWhatIf& x : r.whatifs) {
-    w.begin_object()
-        .field("name", x.name)
-        .field("description", x.description)
-        .field("iteration_time_s", x.iteration_time_s)
-        .field("saving_percent", 100 * (1 - x.iteration_time_s / r.replay_time_s))
-        .end_object();
-  }
-  w.end_array();
+  w.key("whatif");
+  write_whatifs(w, r.whatifs, r.replay_time_s);
   w.key("slowdown_by_category_s").begin_object();
   for (const auto& [category, seconds] : r.slowdown_by_category_s) w.field(category, seconds);
   w.end_object();
