@@ -38,10 +38,6 @@ struct RunOptions {
   std::int64_t max_trace_ranks = 16;
 };
 
-std::chrono::milliseconds timeout_of(double seconds) {
-  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-}
-
 // Prints the report and, with --out, writes report.json and trace.json. Everything is rendered
 // before anything is written, so bad input leaves no partial output.
 void emit(const RunOptions& o, const scenarios::Scenario& s, const models::Workload& workload,
@@ -72,7 +68,7 @@ struct MeasuredRun {
 // Checks the options, resolves the plan, refuses one that does not fit, builds the workload.
 MeasuredRun prepare_measured_run(const RunOptions& o, const scenarios::Scenario& s) {
   if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
-  if (!(o.timeout_s > 0)) throw sim::ConfigError("--timeout", std::to_string(o.timeout_s), "seconds > 0");
+  checked_timeout(o.timeout_s);
   MeasuredRun run;
   run.device = scenarios::scenario_gpu(s);
   const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
@@ -102,7 +98,7 @@ void run_on_cpu(const RunOptions& o, const scenarios::Scenario& s) {
   const MeasuredRun run = prepare_measured_run(o, s);
   run_as_mpi_job(run.workload.plan.world_size, [&](int rank) {
     const std::vector<backend::Trace> traces = backend::cpu::run_cpu_iterations(
-        run.workload, {.warmup_iterations = 1, .iterations = o.iterations, .timeout = timeout_of(o.timeout_s)});
+        run.workload, {.warmup_iterations = 1, .iterations = o.iterations, .timeout = checked_timeout(o.timeout_s)});
     if (rank == 0) report_measured(o, s, run, traces);
   });
 }
@@ -117,7 +113,7 @@ void run_on_cuda([[maybe_unused]] const RunOptions& o, [[maybe_unused]] const sc
   const MeasuredRun run = prepare_measured_run(o, s);
   backend::cuda::CudaRunOptions options;
   options.iterations = o.iterations;
-  options.timeout = timeout_of(o.timeout_s);
+  options.timeout = checked_timeout(o.timeout_s);
   run_cuda_plan(run.workload, options,
                 [&](const std::vector<backend::Trace>& traces) { report_measured(o, s, run, traces); });
 #else
@@ -157,11 +153,7 @@ Action register_run(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--iterations", o->iterations, "--backend cpu|cuda: measured iterations (the median is reported)")
       ->capture_default_str();
-  cmd->add_option(
-         "--timeout", o->timeout_s,
-         "--backend cpu|cuda: seconds a rank may wait without progress (cuda: an iteration may take) before the run "
-         "is aborted")
-      ->capture_default_str();
+  add_timeout_option(*cmd, o->timeout_s);
   cmd->add_option("--out", o->out_dir, "write report.json and trace.json (Perfetto) into DIR");
   cmd->add_flag("--json", o->json, "print the report as JSON");
   cmd->add_option("--trace-ranks", o->trace_ranks,

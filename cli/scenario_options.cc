@@ -23,6 +23,19 @@ scenarios::Scenario resolve_scenario(const ScenarioOptions& options) {
   return scenario;
 }
 
+void add_timeout_option(CLI::App& command, double& seconds) {
+  command
+      .add_option("--timeout", seconds,
+                  "--backend cpu|cuda: seconds a rank may wait without progress (cuda: an iteration may take) "
+                  "before the run is aborted")
+      ->capture_default_str();
+}
+
+std::chrono::milliseconds checked_timeout(double seconds) {
+  if (!(seconds > 0)) throw sim::ConfigError("--timeout", std::to_string(seconds), "seconds > 0");
+  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
+
 void write_file(const std::string& path, const std::string& text, const std::string& option) {
   const std::string temporary = path + ".partial";
   {

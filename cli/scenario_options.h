@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,12 @@ struct ScenarioOptions {
 void add_scenario_options(CLI::App& command, ScenarioOptions& options);
 // Builds the scenario; does not validate (commands may still override keys).
 scenarios::Scenario resolve_scenario(const ScenarioOptions& options);
+
+// `--timeout S` of the commands that run on a real backend: seconds a rank may wait without progress
+// (cuda: an iteration may take) before the run is aborted.
+void add_timeout_option(CLI::App& command, double& seconds);
+// The timeout as milliseconds; throws sim::ConfigError("--timeout") unless seconds > 0.
+std::chrono::milliseconds checked_timeout(double seconds);
 
 // Writes `text` to `path` in one piece (throws sim::ConfigError naming `option` if it cannot).
 void write_file(const std::string& path, const std::string& text, const std::string& option);

@@ -83,7 +83,7 @@ void validate_on_cpu(const ValidateOptions& o, const scenarios::Scenario& s) {
     backend::cpu::CpuRunOptions run;
     run.warmup_iterations = o.warmup;
     run.iterations = o.iterations;
-    run.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
+    run.timeout = checked_timeout(o.timeout_s);
     const std::vector<backend::Trace> measured = backend::cpu::run_cpu_iterations(predicted.workload, run);
     if (rank != 0) return;
     const scenarios::ValidationReport report =
@@ -102,7 +102,7 @@ void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]
     backend::cuda::CudaRunOptions run;
     run.warmup_iterations = o.warmup;
     run.iterations = o.iterations;
-    run.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
+    run.timeout = checked_timeout(o.timeout_s);
     run_cuda_plan(predicted.workload, run, [&](const std::vector<backend::Trace>& measured) {
       const scenarios::ValidationReport report =
           scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
@@ -125,7 +125,7 @@ void run_validate(const ValidateOptions& o) {
   if (o.backend != "cpu" && o.backend != "cuda") throw sim::ConfigError("--backend", o.backend, "cpu or cuda");
   if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
   if (o.warmup < 0) throw sim::ConfigError("--warmup", std::to_string(o.warmup), "0 or more");
-  if (!(o.timeout_s > 0)) throw sim::ConfigError("--timeout", std::to_string(o.timeout_s), "seconds > 0");
+  checked_timeout(o.timeout_s);
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   if (o.backend == "cpu") {
     validate_on_cpu(o, s);
@@ -146,9 +146,7 @@ Action register_validate(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--stage", o->stage,
                   "cuda shard mode: measure only the compute of rank 0 of this pipeline stage, on this machine's GPU");
-  cmd->add_option("--timeout", o->timeout_s,
-                  "seconds a rank may wait without progress (cuda: an iteration may take) before the run is aborted")
-      ->capture_default_str();
+  add_timeout_option(*cmd, o->timeout_s);
   cmd->add_option("--iterations", o->iterations, "measured iterations (the median is compared)")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "iterations run first and discarded")->capture_default_str();
   cmd->add_flag("--json", o->json, "print the comparison as JSON");

@@ -118,7 +118,8 @@ IterationOracle::IterationOracle(const Scenario& scenario, const topo::Topology&
 }
 
 double IterationOracle::simulate_one(const FabricDamage& capped) const {
-  return run_iteration_study(scenario_, false, failed_links(capped)).report.iteration_time_s;
+  return run_iteration_study(scenario_, false, failed_links(capped), /*straggler_whatifs=*/false)
+      .report.iteration_time_s;
 }
 
 void IterationOracle::simulate(const std::vector<FabricDamage>& states, unsigned threads) {

@@ -16,7 +16,8 @@
 
 namespace megasim::scenarios {
 
-RunResult run_iteration_study(const Scenario& s, bool record_flows, std::vector<topo::LinkId> failed_links) {
+RunResult run_iteration_study(const Scenario& s, bool record_flows, std::vector<topo::LinkId> failed_links,
+                              bool straggler_whatifs) {
   const auto wall_start = std::chrono::steady_clock::now();
   validate(s);
   const DeviceModel device = device_model(s);
@@ -49,7 +50,7 @@ RunResult run_iteration_study(const Scenario& s, bool record_flows, std::vector<
   result.trace = backend::simulate_iteration(inputs, &result.stats);
 
   result.report = summarize(result.workload, result.trace, gpu);
-  if (stragglers) {
+  if (stragglers && straggler_whatifs) {
     inputs.record_flows = false;
     result.report.stragglers = analyse_stragglers(s.stragglers, draw, inputs, result.trace);
   }

@@ -102,6 +102,22 @@ inline models::Workload workload(std::int64_t tp, std::int64_t pp, std::int64_t 
   return w;
 }
 
+// PP 2, one micro-batch, tasks in this order: stage 0 F, send fwd, recv bwd, B; stage 1 recv fwd, F,
+// B, send bwd (tags 0 forward, 1 backward).
+inline models::Workload two_stage_pipeline() {
+  using models::TaskCategory;
+  using models::TaskKind;
+  models::StageProgram s0;
+  s0.tasks = {compute(TaskCategory::kForward, 0), p2p(TaskKind::kPpSend, TaskCategory::kPipelineForward, 0, 1, 0, {0}),
+              p2p(TaskKind::kPpRecv, TaskCategory::kPipelineBackward, 0, 1, 1),
+              compute(TaskCategory::kBackward, 0, {2})};
+  models::StageProgram s1;
+  s1.tasks = {p2p(TaskKind::kPpRecv, TaskCategory::kPipelineForward, 0, -1, 0), compute(TaskCategory::kForward, 0, {0}),
+              compute(TaskCategory::kBackward, 0, {1}),
+              p2p(TaskKind::kPpSend, TaskCategory::kPipelineBackward, 0, -1, 1, {2})};
+  return workload(1, 2, 1, 1, {s0, s1});
+}
+
 inline backend::Trace trace(std::vector<backend::TraceUnit> units, double iteration_ms) {
   backend::Trace t;
   t.backend = "test";

@@ -121,17 +121,7 @@ TEST(TraceReplay, SlowerComputeOfOneUnitNeverShortensTheIteration) {
 // recorded times are deliberately different (a slower run): only compute durations and transfer
 // lengths are kept.
 TEST(TraceReplay, HandMadePipelineGivesTheDerivedTime) {
-  using testing::compute;
-  using testing::p2p;
-  models::StageProgram s0;
-  s0.tasks = {compute(TaskCategory::kForward, 0), p2p(TaskKind::kPpSend, TaskCategory::kPipelineForward, 0, 1, 0, {0}),
-              p2p(TaskKind::kPpRecv, TaskCategory::kPipelineBackward, 0, 1, 1),
-              compute(TaskCategory::kBackward, 0, {2})};
-  models::StageProgram s1;
-  s1.tasks = {p2p(TaskKind::kPpRecv, TaskCategory::kPipelineForward, 0, -1, 0), compute(TaskCategory::kForward, 0, {0}),
-              compute(TaskCategory::kBackward, 0, {1}),
-              p2p(TaskKind::kPpSend, TaskCategory::kPipelineBackward, 0, -1, 1, {2})};
-  const models::Workload w = testing::workload(1, 2, 1, 1, {s0, s1});
+  const models::Workload w = testing::two_stage_pipeline();
   const backend::Trace t = testing::trace({testing::unit(0, 0, {0}, {{0, 2}, {3, 5, 4}, {3, 13, 12}, {13, 18}}),
                                            testing::unit(1, 0, {1}, {{0, 5, 4}, {5, 8}, {8, 12}, {12, 13, 12.5}})},
                                           18);

@@ -106,17 +106,7 @@ TEST(TraceWhatIf, ASlowRankIsFoundAndItsCostAttributed) {
 // B1 [7, 13], [13, 14], B0 [14, 19]. Balanced, the last stage runs at 7/10: F1 2.8 ms, B1 4.2 ms,
 // and the iteration ends at 2 + 1 + 7 + 1 + 5 = 16 ms.
 TEST(TraceWhatIf, BalancedLastStageScalesItToTheOthers) {
-  using testing::compute;
-  using testing::p2p;
-  models::StageProgram s0;
-  s0.tasks = {compute(TaskCategory::kForward, 0), p2p(TaskKind::kPpSend, TaskCategory::kPipelineForward, 0, 1, 0, {0}),
-              p2p(TaskKind::kPpRecv, TaskCategory::kPipelineBackward, 0, 1, 1),
-              compute(TaskCategory::kBackward, 0, {2})};
-  models::StageProgram s1;
-  s1.tasks = {p2p(TaskKind::kPpRecv, TaskCategory::kPipelineForward, 0, -1, 0), compute(TaskCategory::kForward, 0, {0}),
-              compute(TaskCategory::kBackward, 0, {1}),
-              p2p(TaskKind::kPpSend, TaskCategory::kPipelineBackward, 0, -1, 1, {2})};
-  const models::Workload w = testing::workload(1, 2, 1, 1, {s0, s1});
+  const models::Workload w = testing::two_stage_pipeline();
   const backend::Trace t = testing::trace({testing::unit(0, 0, {0}, {{0, 2}, {2, 3, 2}, {2, 14, 13}, {14, 19}}),
                                            testing::unit(1, 0, {1}, {{0, 3, 2}, {3, 7}, {7, 13}, {13, 14, 13}})},
                                           19);
