@@ -20,7 +20,8 @@ bool finite_at_least(double x, double lowest) {
 
 bool StragglerParams::active() const {
   return slow_host_fraction > 0 || !slow_hosts.empty() || !slow_gpus.empty() || !slow_nics.empty() ||
-         !slow_links.empty() || jitter_cv > 0 || (gc_period_s > 0 && gc_pause_s > 0) || seq_length_cv > 0;
+         !slow_links.empty() || jitter_cv > 0 || (gc_period_s > 0 && gc_pause_s > 0) || seq_length_cv > 0 ||
+         (drifts() && uptime_h > 0);
 }
 
 void validate(const StragglerParams& p) {
@@ -40,6 +41,14 @@ void validate(const StragglerParams& p) {
   }
   require(finite_at_least(p.seq_length_cv, 0) && p.seq_length_cv <= 10, "stragglers.seq_length_cv", p.seq_length_cv,
           "a coefficient of variation from 0 to 10");
+  require(finite_at_least(p.drift_per_hour, 0) && p.drift_per_hour <= 1, "stragglers.drift_per_hour", p.drift_per_hour,
+          "a slowdown growth per hour of uptime from 0 to 1 (0.001: 0.1% slower each hour)");
+  require(finite_at_least(p.drift_host_fraction, 0) && p.drift_host_fraction <= 1, "stragglers.drift_host_fraction",
+          p.drift_host_fraction, "a fraction of the servers, 0 to 1");
+  require(finite_at_least(p.drift_cv, 0) && p.drift_cv <= 10, "stragglers.drift_cv", p.drift_cv,
+          "a coefficient of variation from 0 to 10");
+  require(finite_at_least(p.uptime_h, 0) && p.uptime_h <= 24 * 3650, "stragglers.uptime_h", p.uptime_h,
+          "hours since the job started, 0 to 87600");
   if (p.whatif_replaced_hosts < 0) {
     throw sim::ConfigError("stragglers.whatif_replaced_hosts", std::to_string(p.whatif_replaced_hosts),
                            "a number of hosts >= 0");

@@ -22,6 +22,13 @@
 //    a log-normal multiple r of the mean length (mean 1, coefficient of variation seq_length_cv).
 //    Its compute scales with r, except the attention core's share a, which grows with r²:
 //    factor (1 - a)·r + a·r². Transfers keep their sizes.
+//  - Drift: a server's compute slows down steadily while the job's processes live (fragmented
+//    allocators, leaking caches and growing Python heaps; MegaScale §6.3 saw MFU fall over a run
+//    until a restart, and heat and ageing do the same in hardware), and a restart resets it. Each
+//    server drifts with probability drift_host_fraction, at a rate drawn from a log-normal of mean
+//    drift_per_hour and coefficient of variation drift_cv; at uptime u hours its multiplier is
+//    (1 + rate·u) times its other slowdowns. An iteration is simulated at uptime_h; campaigns
+//    (scenarios/campaign_study.h) follow the uptime since each restart themselves.
 #pragma once
 
 #include <cstdint>
@@ -44,16 +51,22 @@ struct StragglerParams {
   double gc_pause_s = 0;
   bool gc_synchronized = false;
   double seq_length_cv = 0;
+  double drift_per_hour = 0;  // 0: no drift
+  double drift_host_fraction = 1;
+  double drift_cv = 0;
+  double uptime_h = 0;  // hours since the job (re)started, for one iteration
   // What-if: how many of the slowest hosts the report replaces.
   std::int64_t whatif_replaced_hosts = 1;
 
   // Whether any straggler source is on (the report then adds its straggler section).
   [[nodiscard]] bool active() const;
+  // Whether servers drift (at some uptime; active() says whether they have at uptime_h).
+  [[nodiscard]] bool drifts() const { return drift_per_hour > 0 && drift_host_fraction > 0; }
 };
 
 // Throws sim::ConfigError naming the key ("stragglers.jitter_cv") and what is valid for a
 // negative or non-finite number, a fraction above 1, a factor below 1, a pause without a period,
-// or a malformed list.
+// a malformed list, or drift keys out of range.
 void validate(const StragglerParams& params);
 
 // "3:1.2,17:1.1" as (id, factor) pairs; `key` names the list in errors. Ids >= 0, factors >= 1.

@@ -29,6 +29,8 @@ std::string_view to_string(LostCause c) {
       return "stall";
     case LostCause::kDegraded:
       return "degraded";
+    case LostCause::kDrift:
+      return "drift";
   }
   return "?";
 }
@@ -80,6 +82,7 @@ CampaignRun::CampaignRun(const CampaignConfig& config, const CampaignOracle& ora
   MEGASIM_ASSERT(config.horizon_s > 0, "a campaign needs a positive horizon");
   healthy_s_ = oracle_.iteration_time_s(FabricDamage{});
   MEGASIM_ASSERT(healthy_s_ > 0, "the healthy iteration time must be positive");
+  damaged_s_ = healthy_s_;
   current_s_ = healthy_s_;
   iterations_per_save_ = std::max(1.0, std::round(config.checkpoint.interval_s / healthy_s_));
   next_save_progress_ = iterations_per_save_;
@@ -91,6 +94,7 @@ CampaignRun::CampaignRun(const CampaignConfig& config, const CampaignOracle& ora
 
 SeedOutcome CampaignRun::run() {
   for (std::size_t i = 0; i < config_.processes.size(); ++i) schedule_next_failure(i);
+  restart_drift();
   schedule_save();
   const sim::SimTime horizon = sim::from_seconds(config_.horizon_s);
   sim_.run_until(horizon);
@@ -111,14 +115,25 @@ bool CampaignRun::running() const {
          phase_ == Phase::kWaitingForUpload;
 }
 
-// Training time since the last settle: the healthy share of each iteration is work, the rest degraded.
+// Training time since the last settle: the healthy share of each iteration is work, the damage's
+// share degraded and the drift's share drift.
 void CampaignRun::settle() {
   const double dt = sim::to_seconds(sim_.now() - settled_at_);
   settled_at_ = sim_.now();
   if (phase_ != Phase::kTraining || dt <= 0) return;
   const double iterations = dt / current_s_;
   progress_ += iterations;
-  if (current_s_ != healthy_s_) lost(LostCause::kDegraded) += dt - iterations * healthy_s_;
+  if (current_s_ == healthy_s_) return;
+  const double slower = dt - iterations * healthy_s_;
+  if (drift_ == 1) {
+    lost(LostCause::kDegraded) += slower;
+  } else if (damaged_s_ == healthy_s_) {
+    lost(LostCause::kDrift) += slower;
+  } else {
+    const double drift = iterations * (current_s_ - damaged_s_);
+    lost(LostCause::kDrift) += drift;
+    lost(LostCause::kDegraded) += slower - drift;
+  }
 }
 
 // Closes the current phase's account and starts the next; cancels the current phase's end.
@@ -189,8 +204,35 @@ void CampaignRun::set_damage(std::size_t slot, int delta) {
   if (phase_ == Phase::kTraining) settle();
   damage_.failed[slot] += delta;
   MEGASIM_ASSERT(damage_.failed[slot] >= 0, "more repairs than failures");
-  current_s_ = oracle_.iteration_time_s(damage_);
-  MEGASIM_ASSERT(current_s_ > 0, "iteration times must be positive");
+  damaged_s_ = oracle_.iteration_time_s(damage_);
+  MEGASIM_ASSERT(damaged_s_ > 0, "iteration times must be positive");
+  update_iteration_time();
+}
+
+// The processes (re)started: uptime 0, the drift of the first step.
+void CampaignRun::restart_drift() {
+  sim_.cancel(drift_event_);
+  processes_started_ = sim_.now();
+  drift_step_ = 0;
+  if (config_.drift_step_s <= 0 || !oracle_.drift_factor) return;
+  on_drift_step();
+}
+
+void CampaignRun::on_drift_step() {
+  const double step = config_.drift_step_s;
+  drift_ = oracle_.drift_factor((static_cast<double>(drift_step_) + 0.5) * step);
+  MEGASIM_ASSERT(drift_ > 0, "drift factors must be positive");
+  update_iteration_time();
+  ++drift_step_;
+  // Steps are counted from the processes' start, so rounding does not accumulate.
+  const sim::SimTime next = processes_started_ + sim::from_seconds(static_cast<double>(drift_step_) * step);
+  if (next <= sim::from_seconds(config_.horizon_s)) drift_event_ = sim_.schedule_at(next, [this] { on_drift_step(); });
+}
+
+// damaged_s_ or drift_ changed: training so far at the old time, the next save at the new one.
+void CampaignRun::update_iteration_time() {
+  if (phase_ == Phase::kTraining) settle();
+  current_s_ = damaged_s_ * drift_;
   if (phase_ == Phase::kTraining) schedule_save();
 }
 

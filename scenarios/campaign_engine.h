@@ -7,7 +7,8 @@
 // The job's life, with every second of wall time in exactly one bucket:
 //   training    progress advances at 1 / iteration_time(damage) iterations per second. Of each
 //               iteration, the healthy iteration time is work (kept: productive, or later rolled
-//               back: lost_work) and the rest is `degraded` (a damaged fabric runs slower);
+//               back: lost_work) and the rest is `degraded` (a damaged fabric runs slower) and
+//               `drift` (the servers slow down while the job's processes live, until a restart);
 //   stall       a downed cable stops the flows on it (oracle.stall_s); the job waits;
 //   checkpoint  every `interval_s` of training (whole iterations) the job stops for the blocking
 //               save; the upload then runs in the background and the checkpoint counts only when it
@@ -53,6 +54,9 @@ struct CampaignOracle {
   std::function<double(const FabricDamage&)> iteration_time_s;
   // Seconds the flows crossing a cable of this tier stall when it is down for down_s seconds.
   std::function<double(models::FabricTier, double down_s)> stall_s;
+  // The iteration time's multiple (> 0) after uptime_s seconds since the job's processes started
+  // (drift); unset: 1. The engine asks for it at the middle of each drift step (CampaignConfig).
+  std::function<double(double uptime_s)> drift_factor;
 };
 
 struct CampaignConfig {
@@ -63,6 +67,10 @@ struct CampaignConfig {
   models::CheckpointParams checkpoint;
   std::int64_t job_gpus = 0;   // communicator initialisation
   double stall_timeout_s = 0;  // NCCL timeout; 0: a stall never fails the job
+  // The iteration time follows the drift in steps of this many seconds of uptime, each at the
+  // drift factor of the step's middle; 0: no drift. Uptime counts from the campaign's start and
+  // from each restart (processes launched, before the checkpoint load).
+  double drift_step_s = 0;
 };
 
 enum class LostCause : std::uint8_t {
@@ -75,9 +83,10 @@ enum class LostCause : std::uint8_t {
   kCheckpointSave,  // blocking saves (and waiting for the previous upload)
   kStall,           // flows stalled by a downed cable
   kDegraded,        // training slower than healthy on a damaged fabric
+  kDrift,           // training slower than at the job's start (drift since the last restart)
 };
-inline constexpr std::size_t kLostCauseCount = 9;
-std::string_view to_string(LostCause c);  // "lost_work", "detection", ..., "degraded"
+inline constexpr std::size_t kLostCauseCount = 10;
+std::string_view to_string(LostCause c);  // "lost_work", "detection", ..., "degraded", "drift"
 
 struct TimelineEvent {
   double time_s = 0;

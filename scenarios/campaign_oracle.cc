@@ -97,8 +97,13 @@ double probe_stall_s(const topo::Topology& topology, const backend::FabricParams
   return transfer_end_s(topology, params, bytes, link, down_s) - transfer_end_s(topology, params, bytes, {}, 0);
 }
 
+double drift_knot_uptime_s(std::int32_t knot) {
+  return knot == 0 ? 0.0 : kFirstDriftKnotS * std::exp2(knot - 1);
+}
+
 IterationOracle::IterationOracle(const Scenario& scenario, const topo::Topology& topology)
     : scenario_(scenario), topology_(topology) {
+  scenario_.stragglers.uptime_h = 0;
   sim::Rng rng = sim::RngStreams(scenario.seed).stream("campaign.damaged_parts");
   cable_order_[0] = upward_links(topology, topo::LinkKind::kTorAgg);
   cable_order_[1] = upward_links(topology, topo::LinkKind::kAggCore);
@@ -117,25 +122,39 @@ IterationOracle::IterationOracle(const Scenario& scenario, const topo::Topology&
   }
 }
 
-double IterationOracle::simulate_one(const FabricDamage& capped) const {
-  return run_iteration_study(scenario_, false, failed_links(capped), /*straggler_whatifs=*/false)
+double IterationOracle::simulate_one(const FabricDamage& capped, double uptime_s) const {
+  if (uptime_s == 0) {
+    return run_iteration_study(scenario_, false, failed_links(capped), /*straggler_whatifs=*/false)
+        .report.iteration_time_s;
+  }
+  Scenario at_uptime = scenario_;
+  at_uptime.stragglers.uptime_h = uptime_s / 3600;
+  return run_iteration_study(at_uptime, false, failed_links(capped), /*straggler_whatifs=*/false)
       .report.iteration_time_s;
 }
 
-void IterationOracle::simulate(const std::vector<FabricDamage>& states, unsigned threads) {
+void IterationOracle::simulate(const std::vector<FabricDamage>& states, double max_uptime_s, unsigned threads) {
   std::set<FabricDamage> todo;
   for (const FabricDamage& d : states) {
     const FabricDamage c = capped(d);
     if (!iteration_s_.contains(c)) todo.insert(c);
   }
-  const std::vector<FabricDamage> work(todo.begin(), todo.end());
+  // (state, knot): knot 0 is the state itself at uptime 0, a knot k >= 1 the healthy state at its uptime.
+  std::vector<std::pair<FabricDamage, std::int32_t>> work;
+  for (const FabricDamage& d : todo) work.emplace_back(d, 0);
+  if (scenario_.stragglers.drifts()) {
+    for (std::int32_t k = 1;; ++k) {
+      if (!knot_s_.contains(k)) work.emplace_back(FabricDamage{}, k);
+      if (drift_knot_uptime_s(k) >= max_uptime_s) break;
+    }
+  }
   std::vector<double> times(work.size(), 0);
   std::vector<std::exception_ptr> errors(work.size());
   std::atomic<std::size_t> next{0};
   const auto worker = [&] {
     for (std::size_t i = next++; i < work.size(); i = next++) {
       try {
-        times[i] = simulate_one(work[i]);
+        times[i] = simulate_one(work[i].first, drift_knot_uptime_s(work[i].second));
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -149,16 +168,48 @@ void IterationOracle::simulate(const std::vector<FabricDamage>& states, unsigned
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }
-  for (std::size_t i = 0; i < work.size(); ++i) iteration_s_.emplace(work[i], times[i]);
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    if (work[i].second == 0) {
+      iteration_s_.emplace(work[i].first, times[i]);
+    } else {
+      knot_s_.emplace(work[i].second, times[i]);
+    }
+  }
 }
 
 double IterationOracle::iteration_time_s(const FabricDamage& damage) {
   const FabricDamage c = capped(damage);
   const auto it = iteration_s_.find(c);
   if (it != iteration_s_.end()) return it->second;
-  const double t = simulate_one(c);
+  const double t = simulate_one(c, 0);
   iteration_s_.emplace(c, t);
   return t;
+}
+
+double IterationOracle::knot_time_s(std::int32_t knot) {
+  if (knot == 0) return iteration_time_s(FabricDamage{});
+  const auto it = knot_s_.find(knot);
+  if (it != knot_s_.end()) return it->second;
+  const double t = simulate_one(FabricDamage{}, drift_knot_uptime_s(knot));
+  knot_s_.emplace(knot, t);
+  return t;
+}
+
+double IterationOracle::drift_factor(double uptime_s) {
+  if (!scenario_.stragglers.drifts() || uptime_s <= 0) return 1;
+  // The knot at or below uptime_s: 0 below the first knot, else 1 + floor(log2(uptime / first)).
+  std::int32_t knot = 0;
+  while (drift_knot_uptime_s(knot + 1) <= uptime_s) ++knot;
+  const double lo = drift_knot_uptime_s(knot);
+  const double hi = drift_knot_uptime_s(knot + 1);
+  const double t = knot_time_s(knot) + (uptime_s - lo) / (hi - lo) * (knot_time_s(knot + 1) - knot_time_s(knot));
+  return t / knot_time_s(0);
+}
+
+std::map<std::int32_t, double> IterationOracle::drift_knots() {
+  std::map<std::int32_t, double> out = knot_s_;
+  out.emplace(0, knot_time_s(0));
+  return out;
 }
 
 double IterationOracle::stall_s(models::FabricTier tier, double down_s) const {
@@ -170,8 +221,11 @@ double IterationOracle::longest_stall_s(models::FabricTier tier) const {
 }
 
 CampaignOracle IterationOracle::callbacks() {
-  return {[this](const FabricDamage& d) { return iteration_time_s(d); },
-          [this](models::FabricTier tier, double down_s) { return stall_s(tier, down_s); }};
+  CampaignOracle out{[this](const FabricDamage& d) { return iteration_time_s(d); },
+                     [this](models::FabricTier tier, double down_s) { return stall_s(tier, down_s); },
+                     {}};
+  if (scenario_.stragglers.drifts()) out.drift_factor = [this](double uptime_s) { return drift_factor(uptime_s); };
+  return out;
 }
 
 // Both directions of the first k cables of each order, and every link of the first k switches.

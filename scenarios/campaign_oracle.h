@@ -15,6 +15,13 @@
 // path the stall is the fabric's detection delay (fabric.failure_detection_s), and a shorter outage
 // stalls for its own length; when it has no other path (a NIC cable) the flow waits out the outage.
 // So stall(down) = min(down, probe's stall).
+//
+// Drift ([stragglers] drift_per_hour): the healthy iteration simulated at uptimes 0 and
+// kFirstDriftKnotS x 2^k (1 h, 2 h, 4 h, ...), as far as the campaigns reach, and interpolated
+// linearly between; the drift factor is that time over the time at uptime 0. A damaged fabric's
+// iteration is taken to drift by the same factor (its time at uptime 0 times the healthy fabric's
+// factor): drift slows compute, damage the network, and simulating each damage at each uptime
+// would multiply the simulations for a second-order effect.
 #pragma once
 
 #include <array>
@@ -29,6 +36,9 @@
 namespace megasim::scenarios {
 
 inline constexpr std::int32_t kMaxSimulatedDamage = 4;
+inline constexpr double kFirstDriftKnotS = 3600;
+// The uptime of drift knot k: 0, then kFirstDriftKnotS x 2^(k-1).
+double drift_knot_uptime_s(std::int32_t knot);
 // The state simulated for `damage`: at most kMaxSimulatedDamage failed parts of each kind.
 FabricDamage capped(const FabricDamage& damage);
 
@@ -39,12 +49,15 @@ class IterationOracle {
   IterationOracle(const Scenario& scenario, const topo::Topology& topology);
 
   // Simulates the states not simulated yet, `threads` at a time (the simulations are independent);
-  // the healthy state too when it is among them. Errors (an impossible plan: sim::ConfigError) are
-  // rethrown after all finished, the one of the first state in FabricDamage order.
-  void simulate(const std::vector<FabricDamage>& states, unsigned threads);
+  // the healthy state too when it is among them, and with drift the knots up to the first at or
+  // past max_uptime_s. Errors (an impossible plan: sim::ConfigError) are rethrown after all
+  // finished, the one of the first state in FabricDamage order, then the knots'.
+  void simulate(const std::vector<FabricDamage>& states, double max_uptime_s, unsigned threads);
 
   // Seconds of one iteration with this damage (simulated on first use, then cached).
   double iteration_time_s(const FabricDamage& damage);
+  // The drift factor after uptime_s seconds (1 without drift); knots simulated on first use.
+  double drift_factor(double uptime_s);
   // Seconds a downed cable of this tier stalls the flows on it.
   [[nodiscard]] double stall_s(models::FabricTier tier, double down_s) const;
   // The stall of an outage that outlasts detection: the detection delay, or infinity without an
@@ -56,18 +69,22 @@ class IterationOracle {
 
   // Every state simulated so far, with its iteration time (capped as above).
   [[nodiscard]] const std::map<FabricDamage, double>& simulated() const { return iteration_s_; }
+  // The healthy iteration time at each drift knot simulated so far (knot 0 included), by knot.
+  [[nodiscard]] std::map<std::int32_t, double> drift_knots();
 
  private:
   [[nodiscard]] std::vector<topo::LinkId> failed_links(const FabricDamage& damage) const;
-  [[nodiscard]] double simulate_one(const FabricDamage& capped) const;
+  [[nodiscard]] double simulate_one(const FabricDamage& capped, double uptime_s) const;
+  double knot_time_s(std::int32_t knot);
 
-  const Scenario& scenario_;
+  Scenario scenario_;  // the scenario at uptime 0
   const topo::Topology& topology_;
   // Per FabricDamage slot, the representative order: cables (their upward link) or switches.
   std::array<std::vector<topo::LinkId>, 2> cable_order_;
   std::array<std::vector<topo::NodeId>, 2> switch_order_;
   std::array<double, models::kFabricTierCount> longest_stall_s_{};
   std::map<FabricDamage, double> iteration_s_;
+  std::map<std::int32_t, double> knot_s_;  // knots >= 1
 };
 
 // The probe above: the stall of a flow whose cable of `tier` goes down for `down_s` seconds; 0 when

@@ -143,6 +143,7 @@ void CampaignRun::on_replaced() {
 
 void CampaignRun::on_restarted() {
   log("restarted");
+  restart_drift();
   enter(Phase::kLoading);
   schedule_phase_end(config_.checkpoint.load_s, &CampaignRun::on_loaded);
 }

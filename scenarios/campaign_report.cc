@@ -114,6 +114,11 @@ std::string to_json(const CampaignReport& r) {
     w.field("iteration_time_s", d.iteration_time_s).end_object();
   }
   w.end_array();
+  w.key("drift_iterations").begin_array();
+  for (const DriftIteration& d : r.drift_iterations) {
+    w.begin_object().field("uptime_s", d.uptime_s).field("iteration_time_s", d.iteration_time_s).end_object();
+  }
+  w.end_array();
   if (!r.sweep.empty()) write_sweep(w, r);
   write_timeline(w, r);
   w.end_object();
@@ -148,6 +153,13 @@ std::string to_text(const CampaignReport& r, std::size_t timeline_lines) {
     }
     out += fmt::format(": iteration {:.4f} s ({:+.2f}%)\n", d.iteration_time_s,
                        100 * (d.iteration_time_s / r.iteration_time_s - 1));
+  }
+  if (!r.drift_iterations.empty()) {
+    out += "drift: iteration after";
+    for (const DriftIteration& d : r.drift_iterations) {
+      out += fmt::format(" {} {:.4f} s;", hours(d.uptime_s), d.iteration_time_s);
+    }
+    out.back() = '\n';
   }
   if (!r.sweep.empty()) {
     out += "checkpoint interval sweep:\n  interval_s      ETTR       p5      p95\n";

@@ -43,6 +43,9 @@ class CampaignRun {
   void set_damage(std::size_t slot, int delta);
   void stall(double seconds);
   void on_stall_end();
+  void restart_drift();
+  void on_drift_step();
+  void update_iteration_time();
   void log(std::string_view kind, std::string_view what = {}, double value = 0);
   [[nodiscard]] sim::SimTime delay(double seconds, bool round_up = false) const;
   [[nodiscard]] bool running() const;
@@ -73,8 +76,13 @@ class CampaignRun {
   SeedOutcome out_;
 
   double healthy_s_ = 0;  // healthy iteration time
-  double current_s_ = 0;  // iteration time of the current damage
+  double damaged_s_ = 0;  // iteration time of the current damage
+  double drift_ = 1;      // the drift factor of the current step
+  double current_s_ = 0;  // damaged_s_ x drift_
   FabricDamage damage_;
+  std::int64_t drift_step_ = 0;  // steps since the processes started
+  sim::SimTime processes_started_ = 0;
+  sim::EventHandle drift_event_;
 
   Phase phase_ = Phase::kTraining;
   sim::SimTime phase_start_ = 0;

@@ -19,6 +19,10 @@ namespace {
 constexpr double kSecondsPerDay = 86400.0;
 constexpr double kMaxDays = 3650;
 constexpr std::int64_t kMaxSeeds = 100'000;
+// The drift's step (campaign_engine.h): the iteration time is re-read every 10 minutes of uptime.
+// At the largest drift a scenario may ask for (100% per hour) that is a 17% change per step;
+// at MegaScale-like rates (a fraction of a percent per hour) it is below 0.01%.
+constexpr double kDriftStepS = 600;
 
 void check_options(const CampaignOptions& o) {
   if (!(std::isfinite(o.days) && o.days > 0 && o.days <= kMaxDays)) {
@@ -81,21 +85,31 @@ std::vector<double> sweep_grid(const CampaignOptions& o, const CampaignReport& r
   return grid;
 }
 
-// The first pass: every seed with a constant iteration time, recording the damaged states reached;
-// then the healthy state and those are simulated, in parallel.
+// The first pass: every seed with a constant iteration time, recording the damaged states and the
+// longest uptime reached; then the healthy state, those and the drift knots are simulated, in
+// parallel. (Uptimes in the real pass differ a little, as saves take other moments; the oracle
+// simulates a knot missed here when it is first asked for.)
 void simulate_reached_states(const CampaignConfig& config, const CampaignOptions& o, const Scenario& s,
                              IterationOracle& oracle) {
   std::vector<FabricDamage> states{FabricDamage{}};
+  double max_uptime_s = 0;
   CampaignOracle recorder;
   recorder.iteration_time_s = [&](const FabricDamage& d) {
     if (!d.healthy()) states.push_back(d);
     return 1.0;
   };
   recorder.stall_s = [&](models::FabricTier tier, double down_s) { return oracle.stall_s(tier, down_s); };
+  if (config.drift_step_s > 0) {
+    recorder.drift_factor = [&](double uptime_s) {
+      max_uptime_s = std::max(max_uptime_s, uptime_s);
+      return 1.0;
+    };
+  }
   const bool damage = std::any_of(config.processes.begin(), config.processes.end(),
                                   [](const auto& p) { return p.effect == models::FailureEffect::kDamage; });
-  for (std::int64_t i = 0; damage && i < o.seeds; ++i) run_campaign_seed(config, recorder, seed_of(s, i), false);
-  oracle.simulate(states, o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency()));
+  const bool first_pass = damage || config.drift_step_s > 0;
+  for (std::int64_t i = 0; first_pass && i < o.seeds; ++i) run_campaign_seed(config, recorder, seed_of(s, i), false);
+  oracle.simulate(states, max_uptime_s, o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace
@@ -164,6 +178,7 @@ CampaignReport run_campaign_study(const Scenario& s, const CampaignOptions& o) {
   config.checkpoint = s.checkpoint;
   config.job_gpus = s.cluster.gpus;
   config.stall_timeout_s = sim::to_seconds(s.fabric.stall_timeout_ns);
+  config.drift_step_s = s.stragglers.drifts() ? kDriftStepS : 0;
   simulate_reached_states(config, o, s, oracle);
   const CampaignOracle callbacks = oracle.callbacks();
   r.iteration_time_s = oracle.iteration_time_s(FabricDamage{});
@@ -200,6 +215,9 @@ CampaignReport run_campaign_study(const Scenario& s, const CampaignOptions& o) {
   }
   for (const auto& [damage, t] : oracle.simulated()) {
     if (!damage.healthy()) r.damaged_iterations.push_back({damage, t});
+  }
+  if (config.drift_step_s > 0) {
+    for (const auto& [knot, t] : oracle.drift_knots()) r.drift_iterations.push_back({drift_knot_uptime_s(knot), t});
   }
   r.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;

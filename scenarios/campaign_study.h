@@ -4,12 +4,12 @@
 // The study builds the cluster's inventory from its topology (GPUs, hosts, NICs, network cables and
 // switches per tier; models/reliability.h turns it into failure processes), simulates the healthy
 // iteration and every damaged state the campaigns reach (campaign_oracle.h, one simulation per
-// state, shared by all seeds and sweep points), and runs the engine once per seed. Which states a
-// campaign reaches depends only on its failure and repair times, not on what the job is doing, so a
-// first pass of the engine with a constant iteration time finds them all; they are then simulated
-// in parallel before the real pass. Seed i draws from
-// the streams of RngStreams(scenario.seed).stream_seed("campaign.seed.<i>"), so the same scenario,
-// days and seed count give bit-identical results.
+// state, shared by all seeds and sweep points; with drift, also the iteration at a few uptimes), and runs the engine
+// once per seed. Which states a campaign reaches depends only on its failure and repair times, not on what the job is
+// doing, so a first pass of the engine with a constant iteration time finds them all; they are then simulated in
+// parallel before the real pass. Seed i draws from the streams of
+// RngStreams(scenario.seed).stream_seed("campaign.seed.<i>"), so the same scenario, days and seed count give
+// bit-identical results.
 #pragma once
 
 #include <array>
@@ -56,6 +56,12 @@ struct DamagedIteration {
   double iteration_time_s = 0;
 };
 
+// The healthy iteration after this long since the processes started (drift, campaign_oracle.h).
+struct DriftIteration {
+  double uptime_s = 0;
+  double iteration_time_s = 0;
+};
+
 struct CampaignReport {
   std::string name;  // simulation.name
   double days = 0;
@@ -78,6 +84,7 @@ struct CampaignReport {
   std::vector<TimelineEvent> timeline;               // seed 0
   std::vector<SweepPoint> sweep;                     // by interval, when asked for
   std::vector<DamagedIteration> damaged_iterations;  // every damaged state simulated
+  std::vector<DriftIteration> drift_iterations;      // with drift: every knot simulated, by uptime
   double wall_time_s = 0;                            // host time (not deterministic; not in the JSON)
 };
 

@@ -38,6 +38,16 @@ void add_straggler_keys(std::vector<KeySpec>& t) {
       field("stragglers", "seq_length_cv", "",
             "per micro-batch and replica: log-normal sequence-length multiple (attention grows with its square)", s,
             &StragglerParams::seq_length_cv));
+  t.push_back(field("stragglers", "drift_per_hour", "",
+                    "mean growth per hour of uptime of a drifting server's compute multiplier (0: no drift)", s,
+                    &StragglerParams::drift_per_hour));
+  t.push_back(field("stragglers", "drift_host_fraction", "", "fraction of servers that drift (a restart resets them)",
+                    s, &StragglerParams::drift_host_fraction));
+  t.push_back(field("stragglers", "drift_cv", "", "server-to-server coefficient of variation of the drift rate", s,
+                    &StragglerParams::drift_cv));
+  t.push_back(field("stragglers", "uptime_h", "h",
+                    "hours since the job (re)started at which the iteration is simulated (campaigns track it)", s,
+                    &StragglerParams::uptime_h));
   t.push_back(field("stragglers", "whatif_replaced_hosts", "", "how many of the slowest hosts the what-if replaces", s,
                     &StragglerParams::whatif_replaced_hosts));
 }

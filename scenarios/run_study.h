@@ -25,7 +25,7 @@ struct RunResult {
 // Throws sim::ConfigError for an invalid scenario, an impossible plan, or a plan whose peak memory
 // per GPU exceeds the GPU's HBM. failed_links: links of the scenario's topology (Topology::build of
 // effective_cluster) that failed before the iteration and are routed around (campaigns).
-// straggler_whatifs: with active [stragglers], also run the straggler analysis (four more
+// straggler_whatifs: with active [stragglers], also run the straggler analysis (up to five more
 // simulations, straggler_report.h) into report.stragglers; callers that need only the iteration time
 // (campaigns) turn it off.
 RunResult run_iteration_study(const Scenario& scenario, bool record_flows = false,

@@ -9,6 +9,23 @@
 #include "sim/rng.h"
 
 namespace megasim::scenarios {
+namespace {}  // namespace
+
+std::vector<double> drift_rates_per_hour(const models::StragglerParams& p, std::int64_t servers,
+                                         const sim::RngStreams& rng) {
+  std::vector<double> out(static_cast<std::size_t>(servers), 0.0);
+  if (!p.drifts()) return out;
+  sim::Rng draw = rng.stream("stragglers.drift");
+  const auto [mu, sigma] = models::lognormal_parameters(p.drift_per_hour, p.drift_cv);
+  for (double& rate : out) {
+    // Two draws per server whatever the outcome, as for slow hosts.
+    const bool drifts = draw.uniform01() < p.drift_host_fraction;
+    const double r = draw.lognormal(mu, sigma);
+    if (drifts) rate = p.drift_cv > 0 ? r : p.drift_per_hour;  // exactly the mean without spread
+  }
+  return out;
+}
+
 namespace {
 
 std::vector<double> host_factors(const models::StragglerParams& p, std::int64_t servers, const sim::RngStreams& rng) {
@@ -22,12 +39,35 @@ std::vector<double> host_factors(const models::StragglerParams& p, std::int64_t 
       if (slow) factor = std::max(1.0, f);
     }
   }
+  if (p.drifts() && p.uptime_h > 0) {
+    const std::vector<double> rates = drift_rates_per_hour(p, servers, rng);
+    for (std::size_t s = 0; s < out.size(); ++s) out[s] *= 1 + rates[s] * p.uptime_h;
+  }
   for (const auto& [server, factor] : models::parse_factor_list(p.slow_hosts, "stragglers.slow_hosts")) {
     if (server >= servers) {
       throw sim::ConfigError("stragglers.slow_hosts", std::to_string(server),
                              "server ids of the cluster, 0 to " + std::to_string(servers - 1));
     }
     out[static_cast<std::size_t>(server)] *= factor;
+  }
+  return out;
+}
+
+// Per GPU: its server's factor times its own from the slow_gpus list.
+std::vector<double> gpu_factors(const models::StragglerParams& p, const std::vector<double>& host,
+                                const topo::Topology& topology) {
+  const std::int64_t gpus = topology.num_gpus();
+  std::vector<double> out(static_cast<std::size_t>(gpus), 1.0);
+  for (std::int64_t g = 0; g < gpus; ++g) {
+    const topo::GpuId gpu(static_cast<std::int32_t>(g));
+    out[static_cast<std::size_t>(g)] = host[topology.server_of(gpu).index()];
+  }
+  for (const auto& [gpu, factor] : models::parse_factor_list(p.slow_gpus, "stragglers.slow_gpus")) {
+    if (gpu >= gpus) {
+      throw sim::ConfigError("stragglers.slow_gpus", std::to_string(gpu),
+                             "GPU ids of the cluster, 0 to " + std::to_string(gpus - 1));
+    }
+    out[static_cast<std::size_t>(gpu)] *= factor;
   }
   return out;
 }
@@ -66,19 +106,13 @@ StragglerDraw draw_stragglers(const models::StragglerParams& p, const models::Wo
   const sim::RngStreams rng(seed);
   StragglerDraw draw;
   draw.host_slowdown = host_factors(p, topology.num_servers(), rng);
+  draw.gpu_slowdown = gpu_factors(p, draw.host_slowdown, topology);
+  if (p.drifts() && p.uptime_h > 0) {
+    models::StragglerParams fresh = p;
+    fresh.uptime_h = 0;
+    draw.gpu_slowdown_after_restart = gpu_factors(p, host_factors(fresh, topology.num_servers(), rng), topology);
+  }
   const std::int64_t gpus = topology.num_gpus();
-  draw.gpu_slowdown.assign(static_cast<std::size_t>(gpus), 1.0);
-  for (std::int64_t g = 0; g < gpus; ++g) {
-    const topo::GpuId gpu(static_cast<std::int32_t>(g));
-    draw.gpu_slowdown[static_cast<std::size_t>(g)] = draw.host_slowdown[topology.server_of(gpu).index()];
-  }
-  for (const auto& [gpu, factor] : models::parse_factor_list(p.slow_gpus, "stragglers.slow_gpus")) {
-    if (gpu >= gpus) {
-      throw sim::ConfigError("stragglers.slow_gpus", std::to_string(gpu),
-                             "GPU ids of the cluster, 0 to " + std::to_string(gpus - 1));
-    }
-    draw.gpu_slowdown[static_cast<std::size_t>(gpu)] *= factor;
-  }
 
   for (const auto& [gpu, factor] : models::parse_factor_list(p.slow_nics, "stragglers.slow_nics")) {
     if (gpu >= gpus) {

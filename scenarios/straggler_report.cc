@@ -170,6 +170,13 @@ StragglerReport analyse_stragglers(const models::StragglerParams& params, const 
   report.whatifs.push_back({"replace_slowest_hosts",
                             fmt::format("the {} slowest host(s) replaced by healthy spares", replaced.size()),
                             healthier_s.get()});
+  if (!draw.gpu_slowdown_after_restart.empty()) {
+    backend::IterationInputs restarted = inputs;
+    restarted.gpu_slowdown = draw.gpu_slowdown_after_restart;
+    report.whatifs.push_back({"restart",
+                              fmt::format("the job restarted: drift reset after {} h of uptime", params.uptime_h),
+                              simulate_s(restarted)});
+  }
   if (w.stages.size() > 1) {
     double ratio = 1;
     const backend::IterationInputs balanced = balanced_last_stage(inputs, nominal_trace, ratio);

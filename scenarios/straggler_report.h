@@ -21,7 +21,8 @@
 namespace megasim::scenarios {
 
 struct StragglerWhatIf {
-  std::string name;  // "no_stragglers", "group_mean_compute", "replace_slowest_hosts", "balanced_last_stage"
+  std::string name;  // "no_stragglers", "group_mean_compute", "replace_slowest_hosts", "restart",
+                     // "balanced_last_stage"
   std::string description;
   double iteration_time_s = 0;
 };
@@ -38,11 +39,12 @@ struct StragglerReport {
 };
 
 // `inputs` is the simulation that produced `trace`, with `draw` applied (straggler_draw.h). Runs
-// three more simulations (two on threads of their own):
+// up to five more simulations (two on threads of their own):
 //  - no_stragglers: no slowdown, no task scale, no pauses;
 //  - group_mean_compute: every unit's compute multiple (its slowdown times each task's scale)
 //    replaced by the mean over the units of its stage (its data-parallel peers), pauses kept;
 //  - replace_slowest_hosts: the params.whatif_replaced_hosts slowest servers at factor 1;
+//  - restart (servers drift at params.uptime_h): the drift reset, other stragglers kept;
 //  - balanced_last_stage (pp > 1): the last stage's compute scaled to the mean of the other stages'
 //    in the iteration without stragglers (Megatron's last stage carries the logits and the loss).
 StragglerReport analyse_stragglers(const models::StragglerParams& params, const StragglerDraw& draw,

@@ -12,43 +12,14 @@
 #include "scenarios/run_study.h"
 #include "scenarios/straggler_draw.h"
 #include "sim/error.h"
+#include "straggler_test_util.h"
 #include "topology/topology.h"
 
 namespace megasim::scenarios {
 namespace {
 
-// A GPT of 4 layers on 4 servers of 8 A100s, TP 8 x DP 4: one (stage, replica) unit per server, and
-// the data-parallel gradient reduction after the last backward (no overlap), so every replica's
-// timeline is compute, then the reduction that waits for the slowest, then the optimizer.
-Scenario dp_scenario() {
-  return load_scenario_text(R"(
-[cluster]
-gpu = "A100"
-gpus = 32
-[model]
-num_layers = 4
-hidden_size = 4096
-num_attention_heads = 32
-seq_length = 2048
-[plan]
-tensor_model_parallel_size = 8
-pipeline_model_parallel_size = 1
-micro_batch_size = 1
-global_batch_size = 16
-num_layers_per_virtual_pipeline_stage = 0
-use_distributed_optimizer = true
-sequence_parallel = true
-overlap_grad_reduce = false
-overlap_param_gather = false
-)");
-}
-
-const StragglerWhatIf& whatif(const StragglerReport& r, const std::string& name) {
-  for (const StragglerWhatIf& w : r.whatifs) {
-    if (w.name == name) return w;
-  }
-  throw std::runtime_error("no what-if " + name);
-}
+using testing::dp_scenario;
+using testing::whatif;
 
 TEST(Stragglers, NoneLeaveTheIterationAsItWas) {
   Scenario s = dp_scenario();
