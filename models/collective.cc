@@ -100,7 +100,7 @@ void validate(const CollectiveParams& params) {
   check_non_negative(params.nvlink_step_latency_ns, "collective.nvlink_step_latency_us");
   check_non_negative(params.net_step_latency_ns, "collective.net_step_latency_us");
   if (!(params.reduction_gbytes_per_s >= 0) || !std::isfinite(params.reduction_gbytes_per_s)) {
-    throw sim::ConfigError("collective.reduction_gbytes_per_s", std::to_string(params.reduction_gbytes_per_s),
+    throw sim::ConfigError("collective.reduction_gbytes_per_s", fmt::format("{}", params.reduction_gbytes_per_s),
                            "GB/s >= 0 (0: reductions are free)");
   }
 }

@@ -1,5 +1,7 @@
 // Public defaults of the compute cost model, and their sources. Every number here is either a
 // datasheet or published measurement, or a stated assumption that a calibration file replaces.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <string>
@@ -64,7 +66,7 @@ std::vector<GemmTile> default_tiles() {
 
 void require(bool ok, std::string_view field, double value, std::string_view valid) {
   if (!ok)
-    throw sim::ConfigError("calibration.compute." + std::string(field), std::to_string(value), std::string(valid));
+    throw sim::ConfigError("calibration.compute." + std::string(field), fmt::format("{}", value), std::string(valid));
 }
 
 }  // namespace

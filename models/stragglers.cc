@@ -1,5 +1,7 @@
 #include "models/stragglers.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -9,7 +11,7 @@ namespace megasim::models {
 namespace {
 
 void require(bool ok, const char* key, double value, const char* valid) {
-  if (!ok) throw sim::ConfigError(key, std::to_string(value), valid);
+  if (!ok) throw sim::ConfigError(key, fmt::format("{}", value), valid);
 }
 
 bool finite_at_least(double x, double lowest) {

@@ -291,7 +291,7 @@ Value coerce(const KeySpec& key, const Value& value) {
                        (key.type == ValueType::kBool && std::holds_alternative<bool>(value)) ||
                        (key.type == ValueType::kString && std::holds_alternative<std::string>(value));
   if (!matches) {
-    std::string valid = "a " + std::string(to_string(key.type));
+    std::string valid = (key.type == ValueType::kInt ? "an " : "a ") + std::string(to_string(key.type));
     if (!key.choices.empty()) valid += " (one of " + std::string(key.choices) + ")";
     throw sim::ConfigError(key.full_name(), format_value(value), valid);
   }
