@@ -20,12 +20,14 @@ import os
 import sys
 
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 # Perfetto thread ids of the trace (scenarios/perfetto_trace.h).
 _STREAMS = {0: "compute", 1: "tp", 2: "pp", 3: "dp"}
 # Compute tasks by the first word of their name ("F mb3 c1", "B mb3 c1", "optimizer", ...), the
 # communication streams by stream.
-_COLOURS = {"F": "tab:blue", "B": "tab:orange", "W": "tab:olive", "optimizer": "tab:purple",
+_COLOURS = {"F": "tab:blue", "B": "tab:orange", "optimizer": "tab:purple",
             "data": "tab:gray", "tp": "tab:green", "pp": "tab:red", "dp": "tab:brown"}
 
 
@@ -45,12 +47,14 @@ def heat_map(report, value="slowdown", ax=None):
         raise ValueError(f"value = {value} is invalid: expected slowdown or compute_s")
     dp, pp = hm["dp"], hm["pp"]
     rows = [hm[value][r * pp:(r + 1) * pp] for r in range(dp)]
-    fig, ax = _figure(ax, (max(4.0, 1.2 + 0.5 * pp), max(3.0, 1.0 + 0.25 * min(dp, 64))))
+    fig, ax = _figure(ax, (max(5.0, 2.5 + 0.5 * pp), max(3.5, 1.5 + 0.25 * min(dp, 64))))
     image = ax.imshow(rows, aspect="auto", interpolation="nearest", cmap="RdYlGn_r" if value == "slowdown" else "viridis")
     fig.colorbar(image, ax=ax, label="compute / stage mean" if value == "slowdown" else "compute + exposed TP (s)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("pipeline stage")
     ax.set_ylabel("data-parallel replica")
-    ax.set_title(f"{value} per rank: iteration {report['iteration_time_s'] * 1e3:.1f} ms, MFU {report['mfu']:.1%}")
+    ax.set_title(f"{value} per rank\niteration {report['iteration_time_s'] * 1e3:.1f} ms, MFU {report['mfu']:.1%}")
     return fig
 
 
@@ -74,12 +78,18 @@ def timeline(trace, ranks=None, max_ranks=8, ax=None):
     if not chosen:
         raise ValueError("trace: no task events for the chosen ranks")
     rows = sorted({(e["pid"], e["tid"]) for e in events if e["pid"] in chosen}, reverse=True)
-    fig, ax = _figure(ax, (11, 1.0 + 0.3 * len(rows)))
+    fig, ax = _figure(ax, (11, 1.5 + 0.3 * len(rows)))
+    used = set()
     for y, (pid, tid) in enumerate(rows):
         spans = [e for e in events if e["pid"] == pid and e["tid"] == tid]
-        colours = [_COLOURS.get(e["name"].split()[0] if tid == 0 else _STREAMS[tid], "tab:gray") for e in spans]
+        kinds = [e["name"].split()[0] if tid == 0 else _STREAMS.get(tid, "") for e in spans]
+        used.update(kinds)
+        colours = [_COLOURS.get(k, "tab:gray") for k in kinds]
         ax.broken_barh([(e["ts"] / 1e3, e["dur"] / 1e3) for e in spans], (y - 0.4, 0.8), facecolors=colours)
     ax.set_yticks(range(len(rows)), [f"rank {pid} {_STREAMS.get(tid, tid)}" for pid, tid in rows])
+    names = {"F": "forward", "B": "backward", "data": "data loading"}
+    ax.legend(handles=[Patch(color=_COLOURS.get(k, "tab:gray"), label=names.get(k, k)) for k in sorted(used)],
+              loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     ax.set_xlabel("time (ms)")
     ax.set_title(f"iteration timeline of ranks {', '.join(map(str, chosen))}")
     return fig
@@ -136,6 +146,9 @@ def ettr(report, ax=None):
     ax.scatter([best], [max(r["ettr"] for r in rows)], s=150, facecolors="none", edgecolors="red", zorder=3,
                label=f"best {best:.1f} min")
     ax.set_xscale("log")
+    ticks = [m for i, m in enumerate(minutes) if i == 0 or m > 1.15 * minutes[i - 1]]  # no overlapping labels
+    ax.set_xticks(ticks, [f"{m:.3g}" for m in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("checkpoint interval (min)")
     ax.set_ylabel("ETTR")
     ax.legend()
