@@ -2,7 +2,6 @@
 
 #include "bindings/init.h"
 #include "scenarios/api.h"
-#include "scenarios/run_study.h"
 #include "topology/summary.h"
 #include "topology/topology.h"
 
@@ -11,8 +10,9 @@ namespace py = pybind11;
 namespace megasim::bindings {
 namespace {
 
-// Runs the collective study with the GIL released; returns the report as its JSON text, which the
-// Python side parses (one serialisation for CLI and Python, so both give identical numbers).
+// Each study runs with the GIL released, on a copy of the scenario made before (another Python thread
+// may change the original meanwhile), and returns its report as the CLI's JSON text, which the
+// Python side parses: one serialisation for CLI and Python, so both give identical numbers.
 std::string collective_json(const scenarios::Scenario& s, const std::string& op, const std::string& bytes,
                             const std::string& algo, const std::string& group, std::int64_t gpus) {
   scenarios::Scenario copy = s;
@@ -29,38 +29,41 @@ std::string collective_json(const scenarios::Scenario& s, const std::string& op,
 
 std::string topology_json(const scenarios::Scenario& s) {
   scenarios::validate(s);
+  const topo::ClusterParams cluster = scenarios::effective_cluster(s);
   py::gil_scoped_release release;
-  return scenarios::to_json(topo::summarize(topo::Topology::build(scenarios::effective_cluster(s))));
-}
-
-std::string run_json(const scenarios::Scenario& s) {
-  py::gil_scoped_release release;
-  return scenarios::to_json(scenarios::run_iteration_study(s).report);
+  return scenarios::to_json(topo::summarize(topo::Topology::build(cluster)));
 }
 
 std::string plan_json(const scenarios::Scenario& s) {
+  const scenarios::Scenario copy = s;
   py::gil_scoped_release release;
-  return scenarios::to_json(scenarios::run_plan_study(s));
+  return scenarios::to_json(scenarios::run_plan_study(copy));
 }
 
 std::string campaign_json(const scenarios::Scenario& s, double days, std::int64_t seeds, bool sweep,
                           const std::vector<double>& intervals_s) {
   const scenarios::CampaignOptions options{
       .days = days, .seeds = seeds, .sweep = sweep, .sweep_intervals_s = intervals_s, .threads = 0};
+  const scenarios::Scenario copy = s;
   py::gil_scoped_release release;
-  return scenarios::to_json(scenarios::run_campaign_study(s, options));
+  return scenarios::to_json(scenarios::run_campaign_study(copy, options));
+}
+
+std::string whatif_json(const std::string& trace_path, std::int64_t slowest) {
+  py::gil_scoped_release release;
+  return scenarios::to_json(scenarios::run_whatif_study(trace_path, slowest));
 }
 
 }  // namespace
 
 void init_studies(py::module_& m) {
-  m.def("_run_json", &run_json, py::arg("scenario"));
   m.def("_plan_json", &plan_json, py::arg("scenario"));
   m.def("_collective_json", &collective_json, py::arg("scenario"), py::arg("op"), py::arg("bytes"), py::arg("algo"),
         py::arg("group"), py::arg("gpus"));
   m.def("_topology_json", &topology_json, py::arg("scenario"));
   m.def("_campaign_json", &campaign_json, py::arg("scenario"), py::arg("days"), py::arg("seeds"), py::arg("sweep"),
         py::arg("intervals_s"));
+  m.def("_whatif_json", &whatif_json, py::arg("trace_path"), py::arg("slowest"));
 }
 
 }  // namespace megasim::bindings

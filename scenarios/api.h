@@ -7,7 +7,10 @@
 #include "scenarios/collective_study.h"  // IWYU pragma: export
 #include "scenarios/keys.h"              // IWYU pragma: export
 #include "scenarios/loader.h"            // IWYU pragma: export
+#include "scenarios/perfetto_trace.h"    // IWYU pragma: export
 #include "scenarios/plan_study.h"        // IWYU pragma: export
+#include "scenarios/run_study.h"         // IWYU pragma: export
 #include "scenarios/scenario.h"          // IWYU pragma: export
 #include "scenarios/topology_report.h"   // IWYU pragma: export
 #include "scenarios/units.h"             // IWYU pragma: export
+#include "scenarios/whatif_study.h"      // IWYU pragma: export

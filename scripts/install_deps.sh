@@ -20,11 +20,12 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The project's Python environment (pytest for the binding tests; more with the Python package).
+# The project's Python environment: pytest for the binding tests, pandas and matplotlib for
+# megasim.plot, dask.distributed for sweeps (requirements-dev.txt).
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import pytest" 2>/dev/null; then
+if ! .venv/bin/python -c "import pytest, pandas, matplotlib, distributed" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r requirements-dev.txt
 fi

@@ -1,48 +1,82 @@
 """megasim: simulate large-scale LLM training clusters.
 
-Thin Python sugar over the C++ core (_megasim). Errors in inputs raise ValueError with the same
-message the command line prints.
+Thin Python sugar over the C++ core (_megasim). Scenarios come from TOML (`load`, `Scenario.from_toml`)
+or a dict (`Scenario.from_dict`) and are changed key by key (`Scenario.set`); studies return the
+command line's JSON reports (`run` a RunReport, `campaign` a CampaignReport, `whatif` a
+WhatIfReport, the others dicts), with the same numbers. Errors in inputs raise ValueError with the
+message the command line prints. Studies release the GIL, so threads can run them side by side.
+Plots are in megasim.plot (matplotlib).
 """
 import json
+import os
 
-from ._megasim import Scenario, keys, load, __version__  # noqa: F401
+from ._megasim import Scenario, keys, __version__  # noqa: F401
 from . import _megasim
+from .reports import CampaignReport, JsonReport, RunReport, WhatIfReport, reports_frame  # noqa: F401
+
+# Real backends run one process per rank under MPI (cpu) or per GPU (cuda): the command line
+# launches them, not a Python call.
+_REAL_BACKENDS = ("cpu", "cuda")
+
+
+def load(path):
+    """Loads a scenario TOML file over the defaults (a relative [calibration] file is found next to it)."""
+    return _megasim.load(os.fspath(path))
+
+
+def _scenario(scenario):
+    return scenario if scenario is not None else Scenario()
 
 
 def collective(scenario=None, op="all_reduce", bytes="1GiB", algo="ring", group="", gpus=0):
     """Simulates one collective (or every tp/dp/pp group of the plan when `group` is set) and
     returns the report as a dict with the CLI's JSON keys (op, bytes, gpus, algo, routing, time_s,
     algbw_gbytes_per_s, busbw_gbytes_per_s, ...)."""
-    scenario = scenario if scenario is not None else Scenario()
-    return json.loads(_megasim._collective_json(scenario, op, str(bytes), algo, group, int(gpus)))
+    return json.loads(_megasim._collective_json(_scenario(scenario), op, str(bytes), algo, group, int(gpus)))
 
 
 def topology(scenario=None):
     """Builds the scenario's cluster and returns the `megasim topo --json` summary as a dict."""
-    scenario = scenario if scenario is not None else Scenario()
-    return json.loads(_megasim._topology_json(scenario))
+    return json.loads(_megasim._topology_json(_scenario(scenario)))
 
 
-def run(scenario=None):
-    """Simulates one training iteration of the scenario rank by rank and returns the report as a
-    dict with the keys of `megasim run --json` (iteration_time_s, tokens_per_s, mfu, hfu,
-    flop_convention, breakdown, memory, plan, heat_map, critical_path)."""
-    scenario = scenario if scenario is not None else Scenario()
-    return json.loads(_megasim._run_json(scenario))
+def run(scenario=None, backend="sim"):
+    """Simulates one training iteration of the scenario rank by rank; returns a RunReport equal to
+    `megasim run --json` (iteration_time_s, tokens_per_s, mfu, hfu, flop_convention, breakdown,
+    memory, plan, heat_map, critical_path, ...) with the trace (`.trace`) and `.save(dir)`.
+
+    Only backend="sim" runs in Python; "cpu" and "cuda" need one process per rank, which the
+    command line launches (`megasim run SCENARIO --backend cpu|cuda`)."""
+    if backend in _REAL_BACKENDS:
+        raise ValueError(f"--backend = {backend} is invalid: expected sim from Python; the {backend} backend runs "
+                         f"one process per rank: use the command line, megasim run SCENARIO --backend {backend}")
+    if backend != "sim":
+        raise ValueError(f"--backend = {backend} is invalid: expected sim (the simulator), cpu (Eigen + MPI) or "
+                         "cuda (CUDA + NCCL)")
+    return RunReport(_megasim._run(_scenario(scenario)))
 
 
 def plan(scenario=None):
     """Resolves and checks the scenario's parallel plan; returns `megasim plan --json` as a dict."""
-    scenario = scenario if scenario is not None else Scenario()
-    return json.loads(_megasim._plan_json(scenario))
+    return json.loads(_megasim._plan_json(_scenario(scenario)))
 
 
 def campaign(scenario=None, days=30, seeds=10, sweep=False, intervals=()):
     """Simulates a whole training run with failures, recovery and checkpoints, once per seed, and
-    returns `megasim campaign --json` as a dict (ettr, ettr_p5, ettr_p95, lost_time_s, failures,
-    checkpoint, timeline, ...; with sweep=True also sweep and best_interval_s). `intervals` replaces
-    the sweep's default grid around Daly's optimum (seconds)."""
-    scenario = scenario if scenario is not None else Scenario()
-    return json.loads(_megasim._campaign_json(scenario, float(days), int(seeds), bool(sweep),
-                                              [float(t) for t in intervals]))
+    returns a CampaignReport equal to `megasim campaign --json` (ettr, ettr_p5, ettr_p95,
+    lost_time_s, failures, checkpoint, timeline, ...; with sweep=True also sweep and
+    best_interval_s, as --sweep-checkpoint-interval). `intervals` replaces the sweep's default grid
+    around Daly's optimum (seconds, as --intervals)."""
+    report = _megasim._campaign_json(_scenario(scenario), float(days), int(seeds), bool(sweep),
+                                     [float(t) for t in intervals])
+    return CampaignReport(json.loads(report))
 
+
+def whatif(trace, slowest=1):
+    """The what-if analysis of a recorded iteration: `trace` is a trace.json path (as `megasim whatif
+    TRACE --slowest K --json`; written by `megasim run --out DIR --max-trace-ranks 0`,
+    RunReport.save(dir, max_ranks=0) or `megasim validate --out DIR`) or a RunReport (its
+    in-memory trace, every rank). Returns a WhatIfReport."""
+    if isinstance(trace, RunReport):
+        return WhatIfReport(json.loads(trace._run.whatif_json(int(slowest))))
+    return WhatIfReport(json.loads(_megasim._whatif_json(os.fspath(trace), int(slowest))))

@@ -1,16 +1,10 @@
 """The Python module gives the same numbers as the CLI and maps input errors to ValueError."""
-import json
 import os
-import subprocess
 
 import pytest
 
 import megasim
-
-
-def cli_json(*args):
-    out = subprocess.run([os.environ["MEGASIM_BINARY"], *args, "--json"], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+from conftest import cli_json
 
 
 def test_collective_matches_cli():
@@ -50,7 +44,7 @@ def test_run_matches_cli():
     path = os.path.join(os.path.dirname(__file__), "..", "..", "scenarios", "megatron", "korthikanti_22b.toml")
     from_python = megasim.run(megasim.load(path))
     from_cli = cli_json("run", path)
-    assert from_python == from_cli
+    assert from_python.to_dict() == from_cli and from_python == from_cli
     assert 0 < from_python["mfu"] < 1
 
 
@@ -63,8 +57,9 @@ def test_campaign_matches_cli():
     path = os.path.join(os.path.dirname(__file__), "..", "data", "campaign_small.toml")
     from_python = megasim.campaign(megasim.load(path), days=2, seeds=3)
     from_cli = cli_json("campaign", path, "--days", "2", "--seeds", "3")
-    assert from_python == from_cli
-    assert 0 < from_python["ettr"] <= 1
+    assert isinstance(from_python, megasim.CampaignReport)
+    assert from_python == from_cli and from_python.to_dict() == from_cli
+    assert 0 < from_python.ettr <= 1
     assert set(from_python["lost_time_s"]) >= {"lost_work", "detection", "diagnosis", "waiting_for_spares"}
     with pytest.raises(ValueError, match="--days"):
         megasim.campaign(megasim.load(path), days=0)

@@ -1,0 +1,119 @@
+"""Each plot is drawn from a real report (Python's or a file the CLI wrote) and saved as a PNG."""
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+import megasim
+import megasim.plot
+from conftest import SMALL, cli
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def assert_png(path):
+    data = open(path, "rb").read()
+    assert len(data) > len(PNG_SIGNATURE) and data.startswith(PNG_SIGNATURE), path
+
+
+def plot_cli(*args):
+    """python -m megasim.plot ARGS, with this test's environment (PYTHONPATH from ctest)."""
+    return subprocess.run([sys.executable, "-m", "megasim.plot", *map(str, args)], capture_output=True, text=True,
+                          env=os.environ)
+
+
+@pytest.fixture(scope="module")
+def small_report():
+    return megasim.run(megasim.load(SMALL))
+
+
+@pytest.fixture(scope="module")
+def campaign_sweep():
+    return megasim.campaign(megasim.load(SMALL), days=2, seeds=2, sweep=True, intervals=[600, 1800, 3600])
+
+
+def test_heat_map_has_one_cell_per_replica_and_stage(small_report, tmp_path):
+    fig = megasim.plot.heat_map(small_report)
+    image = fig.axes[0].images[0].get_array()
+    assert image.shape == (small_report.plan["dp"], small_report.plan["pp"])
+    hm = small_report.heat_map
+    assert image[3, 1] == hm["slowdown"][3 * hm["pp"] + 1]  # row-major: replica * pp + stage
+    fig.savefig(tmp_path / "heat.png")
+    assert_png(tmp_path / "heat.png")
+
+
+def test_timeline_has_a_row_per_rank_and_stream(small_report, tmp_path):
+    ranks = [0, 2]
+    fig = megasim.plot.timeline(small_report, ranks=ranks)
+    events = [e for e in small_report.trace_events(ranks=ranks)["traceEvents"] if e["ph"] == "X"]
+    rows = {(e["pid"], e["tid"]) for e in events}
+    assert len(fig.axes[0].get_yticks()) == len(rows)
+    # One bar per task.
+    assert sum(len(c.get_paths()) for c in fig.axes[0].collections) == len(events)
+    fig.savefig(tmp_path / "timeline.png")
+    assert_png(tmp_path / "timeline.png")
+
+
+def test_sweep_plot_of_several_plans(tmp_path):
+    plans = [(1, 1, 1), (2, 1, 1), (2, 2, 1), (1, 2, 2), (2, 2, 2)]  # (tp, pp, micro_batch_size)
+    reports = []
+    for tp, pp, mbs in plans:
+        s = megasim.load(SMALL)
+        s.set("plan.tensor_model_parallel_size", tp)
+        s.set("plan.pipeline_model_parallel_size", pp)
+        s.set("plan.micro_batch_size", mbs)
+        reports.append(megasim.run(s))
+    frame = megasim.reports_frame(reports)
+    assert list(frame[["tp", "pp", "micro_batch_size"]].itertuples(index=False, name=None)) == plans
+    assert (frame["dp"] * frame["tp"] * frame["pp"] == 64).all()
+    assert all(0 < m < 80 for m in frame["memory_gib"])  # fits on the scenario's 80 GB GPU
+    fig = megasim.plot.sweep(frame, color="tp", memory_limit_gib=80e9 / 2**30)
+    # One point set per TP degree, plus the ring around the best.
+    assert len(fig.axes[0].collections) == frame["tp"].nunique() + 1
+    fig.savefig(tmp_path / "sweep.png")
+    assert_png(tmp_path / "sweep.png")
+    # The same frame as a CSV, as `megasim sweep --csv` will write, through python -m megasim.plot.
+    frame.to_csv(tmp_path / "sweep.csv", index=False)
+    out = plot_cli(tmp_path / "sweep.csv", "--color", "pp", "--out", tmp_path / "sweep_cli.png")
+    assert out.returncode == 0, out.stderr
+    assert_png(tmp_path / "sweep_cli.png")
+
+
+def test_ettr_marks_young_and_daly(campaign_sweep, tmp_path):
+    fig = megasim.plot.ettr(campaign_sweep)
+    labels = [line.get_label() for line in fig.axes[0].lines]
+    for key, name in (("young_interval_s", "Young"), ("daly_interval_s", "Daly")):
+        assert any(label.startswith(name) for label in labels) == math.isfinite(campaign_sweep[key] or math.nan)
+    fig.savefig(tmp_path / "ettr.png")
+    assert_png(tmp_path / "ettr.png")
+
+
+def test_plot_cli_draws_what_the_cli_wrote(small_run_dir, tmp_path):
+    for name in ("report.json", "trace.json"):
+        out = plot_cli(small_run_dir / name, "--out", tmp_path / f"{name}.png")
+        assert out.returncode == 0, out.stderr
+        assert_png(tmp_path / f"{name}.png")
+    assert megasim.plot.kind(small_run_dir / "report.json") == "heat_map"
+    assert megasim.plot.kind(small_run_dir / "trace.json") == "timeline"
+    campaign = tmp_path / "campaign.json"
+    campaign.write_text(cli("campaign", SMALL, "--days", "2", "--seeds", "2", "--sweep-checkpoint-interval",
+                            "--intervals", "600,1800,3600", "--json").stdout)
+    assert megasim.plot.kind(campaign) == "ettr"
+    out = plot_cli(campaign)  # default output: campaign.png next to it
+    assert out.returncode == 0, out.stderr
+    assert_png(tmp_path / "campaign.png")
+
+
+def test_plot_cli_refuses_what_it_cannot_draw(tmp_path):
+    no_sweep = tmp_path / "campaign.json"
+    no_sweep.write_text(cli("campaign", SMALL, "--days", "1", "--seeds", "1", "--json").stdout)
+    out = plot_cli(no_sweep)
+    assert out.returncode == 2 and "--sweep-checkpoint-interval" in out.stderr
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"hello": 1}))
+    out = plot_cli(other)
+    assert out.returncode == 2 and "not a report megasim.plot draws" in out.stderr
+    assert not (tmp_path / "other.png").exists()
