@@ -8,6 +8,7 @@
 #include "models/gpu_spec.h"
 #include "models/memory.h"
 #include "scenarios/device.h"
+#include "scenarios/memory_budget.h"
 #include "scenarios/straggler_draw.h"
 #include "scenarios/straggler_report.h"
 #include "sim/rng.h"
@@ -28,6 +29,9 @@ RunResult run_iteration_study(const Scenario& s, bool record_flows, std::vector<
 
   RunResult result;
   result.workload = models::build_workload(s.model, plan);
+  // The straggler what-ifs keep this simulation's trace while three more run at once.
+  const bool whatifs = s.stragglers.active() && straggler_whatifs;
+  require_memory_for(iteration_footprint(result.workload, s.cluster.gpus, record_flows), whatifs ? 4 : 1);
   const topo::Topology topology = topo::Topology::build(effective_cluster(s));
 
   backend::IterationInputs inputs;
