@@ -22,6 +22,15 @@ struct JsonValue {
   std::vector<JsonValue> items;                            // kArray
   std::vector<std::pair<std::string, JsonValue>> members;  // kObject, in file order
 
+  // Declared here and defaulted in json_reader.cc: this type holds vectors of itself, whose
+  // special members Clang (with libstdc++) can only instantiate once the type is complete.
+  JsonValue();
+  JsonValue(const JsonValue&);
+  JsonValue(JsonValue&&) noexcept;
+  JsonValue& operator=(const JsonValue&);
+  JsonValue& operator=(JsonValue&&) noexcept;
+  ~JsonValue();
+
   // The member named `key` of an object; nullptr when absent or not an object.
   [[nodiscard]] const JsonValue* find(std::string_view key) const;
 };

@@ -37,8 +37,21 @@ void check_oversubscription(double v, int half_radix, const char* key) {
   }
 }
 
+// NIC addresses are 10.0.0.0/8 less the network and broadcast addresses.
+constexpr std::int64_t kMaxAddressableGpus = (std::int64_t{1} << 24) - 2;
+// One NVLink domain: NVL72 racks have 72 GPUs, NVL576 576; far beyond is a typo.
+constexpr std::int64_t kMaxGpusPerServer = 4096;
+
+// Sizes are bounded first, so that the shape's products cannot overflow.
 void check_counts(const ClusterParams& p) {
-  if (p.gpus_per_server < 1) throw ConfigError("cluster.gpus_per_server", num(p.gpus_per_server), "an integer >= 1");
+  if (p.gpus_per_server < 1 || p.gpus_per_server > kMaxGpusPerServer) {
+    throw ConfigError("cluster.gpus_per_server", num(p.gpus_per_server),
+                      fmt::format("an integer from 1 to {}", kMaxGpusPerServer));
+  }
+  if (p.gpus > kMaxAddressableGpus) {
+    throw ConfigError("cluster.gpus", std::to_string(p.gpus),
+                      fmt::format("at most {} GPUs (NIC addresses are 10.0.0.0/8)", kMaxAddressableGpus));
+  }
   if (p.gpus < 1 || p.gpus % p.gpus_per_server != 0) {
     throw ConfigError("cluster.gpus", std::to_string(p.gpus),
                       fmt::format("a positive multiple of gpus_per_server = {}", p.gpus_per_server));
@@ -103,7 +116,6 @@ void check_fields(const ClusterParams& p) {
 
 void check_structure(const ClusterParams& p, const detail::ClosShape& s) {
   // The IPv4 10.0.0.0/8 space gives each NIC an address 10.0.0.1 + g.
-  constexpr std::int64_t kMaxAddressableGpus = (std::int64_t{1} << 24) - 2;
   const std::int64_t max_gpus = std::min(s.max_pods * s.gpus_per_pod, kMaxAddressableGpus);
   if (p.gpus > max_gpus) {
     throw ConfigError(
