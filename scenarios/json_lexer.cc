@@ -82,52 +82,55 @@ std::size_t JsonLexer::member_key(std::string& key) {
   return at;
 }
 
-std::size_t JsonLexer::digits() {
-  const std::size_t from = pos_;
-  while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') ++pos_;
-  return pos_ - from;
-}
-
 double JsonLexer::number() {
-  const std::size_t begin = pos_;
-  const bool negative = current() == '-';
-  if (negative) ++pos_;
-  const std::size_t int_begin = pos_;
-  if (current() == '0') {
-    ++pos_;
-  } else if (digits() == 0) {
-    fail("a JSON value");
+  const char* const data = text_.data();
+  const char* const last = data + text_.size();
+  const char* p = data + pos_;
+  const auto is_digit = [last](const char* q) { return q < last && *q >= '0' && *q <= '9'; };
+  const auto fail_here = [&](std::string_view expected) {
+    pos_ = static_cast<std::size_t>(p - data);
+    fail(expected);
+  };
+  const char* const begin = p;
+  const bool negative = p < last && *p == '-';
+  if (negative) ++p;
+  // The digits as one integer (wrapping past 19 digits, when it is not used).
+  std::uint64_t m = 0;
+  std::size_t count = 0;
+  if (p < last && *p == '0') {
+    ++p;  // a leading zero stands alone
+    count = 1;
+  } else {
+    if (!is_digit(p)) fail_here("a JSON value");
+    for (; is_digit(p); ++p, ++count) m = m * 10 + static_cast<std::uint64_t>(*p - '0');
   }
-  const std::size_t int_end = pos_;
   std::size_t fraction = 0;
-  if (current() == '.') {
-    ++pos_;
-    fraction = digits();
-    if (fraction == 0) fail("a digit after '.'");
+  if (p < last && *p == '.') {
+    ++p;
+    for (; is_digit(p); ++p, ++fraction) m = m * 10 + static_cast<std::uint64_t>(*p - '0');
+    if (fraction == 0) fail_here("a digit after '.'");
   }
   bool exponent = false;
-  if (current() == 'e' || current() == 'E') {
+  if (p < last && (*p == 'e' || *p == 'E')) {
     exponent = true;
-    ++pos_;
-    if (current() == '+' || current() == '-') ++pos_;
-    if (digits() == 0) fail("a digit in the exponent");
+    ++p;
+    if (p < last && (*p == '+' || *p == '-')) ++p;
+    if (!is_digit(p)) fail_here("a digit in the exponent");
+    while (is_digit(p)) ++p;
   }
-  if (!exponent && (int_end - int_begin) + fraction <= 15) {
+  pos_ = static_cast<std::size_t>(p - data);
+  if (!exponent && count + fraction <= 15) {
     // Clinger's fast path: the digits as an integer below 2^53 and a power of ten up to 1e15 are both
     // exact, so one division rounds correctly, to the double from_chars would give.
     static constexpr std::array<double, 16> kPowers{1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                                     1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-    std::uint64_t m = 0;
-    for (std::size_t i = int_begin; i < pos_; ++i) {
-      if (text_[i] != '.') m = m * 10 + static_cast<std::uint64_t>(text_[i] - '0');
-    }
     const double x = static_cast<double>(m) / kPowers[fraction];
     return negative ? -x : x;
   }
   double x = 0;
-  const auto [end, ec] = std::from_chars(text_.data() + begin, text_.data() + pos_, x);
-  if (ec != std::errc() || end != text_.data() + pos_ || !std::isfinite(x)) {
-    fail_at(begin, "a number within the range of a double");
+  const auto [end, ec] = std::from_chars(begin, p, x);
+  if (ec != std::errc() || end != p || !std::isfinite(x)) {
+    fail_at(static_cast<std::size_t>(begin - data), "a number within the range of a double");
   }
   return x;
 }
@@ -155,12 +158,12 @@ void JsonLexer::string(std::string& out) {
   ++pos_;  // the opening quote
   while (true) {
     // The run of bytes that stand for themselves, appended at once.
-    const std::size_t run = pos_;
-    while (pos_ < text_.size() && text_[pos_] != '"' && text_[pos_] != '\\' &&
-           static_cast<unsigned char>(text_[pos_]) >= 0x20) {
-      ++pos_;
-    }
-    out.append(text_.data() + run, pos_ - run);
+    const char* const run = text_.data() + pos_;
+    const char* const last = text_.data() + text_.size();
+    const char* p = run;
+    while (p < last && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) ++p;
+    out.append(run, static_cast<std::size_t>(p - run));
+    pos_ = static_cast<std::size_t>(p - text_.data());
     if (pos_ >= text_.size()) fail("'\"' closing the string");
     const char c = text_[pos_];
     if (c == '"') {

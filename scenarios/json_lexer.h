@@ -64,7 +64,6 @@ class JsonLexer {
     }
   }
   [[nodiscard]] char current() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
-  std::size_t digits();
   std::uint32_t hex4();
 
   std::string_view text_;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -33,25 +35,42 @@ struct Field {
   bool is_x = false;
 };
 
-// The keys of one object read so far, for the duplicate-key check; reuses its strings.
+// The keys of one object read so far, for the duplicate-key check. The keys such an object usually
+// has (`known`) are found by their index and remembered as bits; others are kept as strings.
 class KeySet {
  public:
-  void clear() { size_ = 0; }
-  // False when `key` is already in the set.
-  bool insert(const std::string& key) {
-    for (std::size_t i = 0; i < size_; ++i) {
-      // Size and first byte first: most keys of an event differ there.
-      if (keys_[i].size() == key.size() && keys_[i][0] == key[0] && keys_[i] == key) return false;
+  explicit KeySet(std::initializer_list<std::string_view> known) : known_(known) {}
+  void clear() {
+    bits_ = 0;
+    size_ = 0;
+  }
+  // The index of `key` among the known keys (known.size() for another key); -1 when the set has it.
+  int insert(std::string_view key) {
+    for (std::size_t i = 0; i < known_.size(); ++i) {
+      if (known_[i] != key) continue;
+      if ((bits_ >> i) & 1U) return -1;
+      bits_ |= 1U << i;
+      return static_cast<int>(i);
     }
-    if (size_ == keys_.size()) keys_.emplace_back();
-    keys_[size_++].assign(key);
-    return true;
+    for (std::size_t i = 0; i < size_; ++i) {
+      if (others_[i] == key) return -1;
+    }
+    if (size_ == others_.size()) others_.emplace_back();
+    others_[size_++].assign(key);
+    return static_cast<int>(known_.size());
   }
 
  private:
-  std::vector<std::string> keys_;
+  std::vector<std::string_view> known_;  // at most 32
+  std::uint32_t bits_ = 0;
+  std::vector<std::string> others_;
   std::size_t size_ = 0;
 };
+
+// The members the reader decodes, by their index in the KeySets below.
+enum TopKey { kTraceEvents, kMegasim };
+enum EventKey { kPh, kPid, kTid, kTs, kDur, kArgs };
+enum ArgsKey { kTask, kTpExposedUs, kPostedUs };
 
 sim::SimTime ns(double us) {
   return static_cast<sim::SimTime>(std::llround(us * 1e3));
@@ -69,11 +88,11 @@ class EventReader {
     } else {
       in_.advance();
       for (bool first = true; in_.next_element('}', first);) {
-        const std::string key = member_key(top_keys_);
-        if (key == "traceEvents" && in_.peek() == '[') {
+        const int key = member_key(top_keys_);
+        if (key == kTraceEvents && in_.peek() == '[') {
           events(out.events);
           out.has_event_array = true;
-        } else if (key == "megasim") {
+        } else if (key == kMegasim) {
           out.megasim = parse_json_value(in_, kMemberDepth);
         } else {
           skip(kMemberDepth);
@@ -87,12 +106,13 @@ class EventReader {
 
  private:
   // The next member's key and its ':', checked against `seen` (the object's keys so far, cleared
-  // by the caller). The key stays valid until the next call.
-  const std::string& member_key(KeySet& seen) {
+  // by the caller): the key's index in `seen`'s known keys.
+  int member_key(KeySet& seen) {
     const std::size_t at = in_.member_key(key_);
-    if (!seen.insert(key_)) in_.fail_at(at, fmt::format("a key other than the duplicate \"{}\"", key_));
+    const int index = seen.insert(key_);
+    if (index < 0) in_.fail_at(at, fmt::format("a key other than the duplicate \"{}\"", key_));
     in_.expect(':', "':'");
-    return key_;
+    return index;
   }
 
   // Checks and drops the value at the lexer, `depth` deep.
@@ -156,21 +176,27 @@ class EventReader {
     Args args;
     event_keys_.clear();
     for (bool first = true; in_.next_element('}', first);) {
-      const std::string_view key = member_key(event_keys_);
-      if (key == "ph") {
-        ph = field(kEventDepth + 1);
-      } else if (key == "pid") {
-        pid = field(kEventDepth + 1);
-      } else if (key == "tid") {
-        tid = field(kEventDepth + 1);
-      } else if (key == "ts") {
-        ts = field(kEventDepth + 1);
-      } else if (key == "dur") {
-        dur = field(kEventDepth + 1);
-      } else if (key == "args") {
-        read_args(args);
-      } else {
-        skip(kEventDepth + 1);
+      switch (member_key(event_keys_)) {
+        case kPh:
+          ph = field(kEventDepth + 1);
+          break;
+        case kPid:
+          pid = field(kEventDepth + 1);
+          break;
+        case kTid:
+          tid = field(kEventDepth + 1);
+          break;
+        case kTs:
+          ts = field(kEventDepth + 1);
+          break;
+        case kDur:
+          dur = field(kEventDepth + 1);
+          break;
+        case kArgs:
+          read_args(args);
+          break;
+        default:
+          skip(kEventDepth + 1);
       }
     }
     if (!ph.is_x) return;
@@ -200,15 +226,18 @@ class EventReader {
     args.object.kind = Kind::kObject;
     args_keys_.clear();
     for (bool first = true; in_.next_element('}', first);) {
-      const std::string_view key = member_key(args_keys_);
-      if (key == "task") {
-        args.task = field(kArgsDepth + 1);
-      } else if (key == "tp_exposed_us") {
-        args.tp_exposed_us = field(kArgsDepth + 1);
-      } else if (key == "posted_us") {
-        args.posted_us = field(kArgsDepth + 1);
-      } else {
-        skip(kArgsDepth + 1);
+      switch (member_key(args_keys_)) {
+        case kTask:
+          args.task = field(kArgsDepth + 1);
+          break;
+        case kTpExposedUs:
+          args.tp_exposed_us = field(kArgsDepth + 1);
+          break;
+        case kPostedUs:
+          args.posted_us = field(kArgsDepth + 1);
+          break;
+        default:
+          skip(kArgsDepth + 1);
       }
     }
   }
@@ -232,7 +261,11 @@ class EventReader {
   const std::function<void(std::size_t)>& consumed_;
   std::string key_;
   std::string scratch_;
-  KeySet top_keys_, event_keys_, args_keys_;
+  // The decoded keys first, in the order of the enums above; then the others megasim writes.
+  KeySet top_keys_{"traceEvents", "megasim", "displayTimeUnit"};
+  KeySet event_keys_{"ph", "pid", "tid", "ts", "dur", "args", "name", "cat"};
+  KeySet args_keys_{"task",  "tp_exposed_us", "posted_us", "stage",     "microbatch",
+                    "chunk", "bytes",         "calls",     "exposed_us"};
 };
 
 }  // namespace
