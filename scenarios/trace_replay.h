@@ -49,8 +49,8 @@ backend::Trace replay_trace(const models::Workload& workload, const backend::Tra
                             const ComputeDurations& durations);
 
 // The same replay with the timing graph built once, for the what-ifs (trace_whatif.h), which replay
-// one trace with several sets of durations: each replay is then one pass over the graph (at 12,288
-// GPUs about 4 M nodes, 60 MB, against seconds to build). `workload` and `trace` must outlive it.
+// one trace with several sets of durations: each replay is then one pass over the graph (about 4 M
+// nodes at 12,288 GPUs). `workload` and `trace` must outlive it.
 class TraceReplay {
  public:
   // Throws sim::ConfigError "trace" as replay_trace.
