@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
@@ -38,8 +37,9 @@ struct RunOptions {
   std::int64_t max_trace_ranks = 16;
 };
 
-// Prints the report and, with --out, writes report.json and trace.json. Everything is rendered
-// before anything is written, so bad input leaves no partial output.
+// Prints the report and, with --out, writes report.json and trace.json. Bad input is refused before
+// anything is written; the trace, GBs at 12,288 GPUs with --max-trace-ranks 0, is streamed to its
+// file rather than rendered in memory.
 void emit(const RunOptions& o, const scenarios::Scenario& s, const models::Workload& workload,
           const backend::Trace& trace, const scenarios::IterationReport& report) {
   const std::string report_json = scenarios::to_json(report);
@@ -47,13 +47,14 @@ void emit(const RunOptions& o, const scenarios::Scenario& s, const models::Workl
     scenarios::TraceFilter filter;
     filter.ranks = o.trace_ranks;
     filter.max_ranks = o.max_trace_ranks;
-    std::ostringstream trace_json;
-    scenarios::write_perfetto_trace(trace_json, workload, trace, filter, &s);
+    static_cast<void>(scenarios::selected_ranks(workload, trace, filter));  // throws for a bad filter
     std::error_code ec;
     std::filesystem::create_directories(o.out_dir, ec);
     if (ec) throw sim::ConfigError("--out", o.out_dir, "a directory that can be created and written");
     write_file(o.out_dir + "/report.json", report_json, "--out");
-    write_file(o.out_dir + "/trace.json", trace_json.str(), "--out");
+    write_file_streamed(
+        o.out_dir + "/trace.json",
+        [&](std::ostream& out) { scenarios::write_perfetto_trace(out, workload, trace, filter, &s); }, "--out");
   }
   std::cout << (o.json ? report_json : scenarios::to_text(report)) << std::flush;
 }

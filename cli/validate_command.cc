@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
@@ -44,12 +43,13 @@ struct ValidateOptions {
   std::string out_dir;
 };
 
-std::string perfetto(const models::Workload& workload, const backend::Trace& trace, const scenarios::Scenario& s) {
-  std::ostringstream out;
+// Writes the trace of every rank to `path`, streamed.
+void write_trace(const std::string& path, const models::Workload& workload, const backend::Trace& trace,
+                 const scenarios::Scenario& s) {
   scenarios::TraceFilter all;
   all.max_ranks = 0;
-  scenarios::write_perfetto_trace(out, workload, trace, all, &s);
-  return out.str();
+  write_file_streamed(
+      path, [&](std::ostream& out) { scenarios::write_perfetto_trace(out, workload, trace, all, &s); }, "--out");
 }
 
 // Prints the comparison and, with --out, writes it and both traces.
@@ -61,8 +61,8 @@ void emit(const ValidateOptions& o, const scenarios::Scenario& s, const scenario
     std::filesystem::create_directories(o.out_dir, ec);
     if (ec) throw sim::ConfigError("--out", o.out_dir, "a directory that can be created and written");
     write_file(o.out_dir + "/validation.json", json, "--out");
-    write_file(o.out_dir + "/measured_trace.json", perfetto(workload, measured, s), "--out");
-    write_file(o.out_dir + "/predicted_trace.json", perfetto(workload, predicted, s), "--out");
+    write_trace(o.out_dir + "/measured_trace.json", workload, measured, s);
+    write_trace(o.out_dir + "/predicted_trace.json", workload, predicted, s);
   }
   std::cout << (o.json ? json : scenarios::to_text(report)) << std::flush;
 }

@@ -1,8 +1,9 @@
 // A small strict JSON reader (RFC 8259) for the files megasim writes itself (Perfetto traces with
-// their "megasim" object): a DOM of null, bool, number, string, array and object. No third-party
-// JSON library is available to the build, and the writer side is json_writer.h.
+// their "megasim" object): a DOM of null, bool, number, string, array and object, built on the
+// tokenizer of json_lexer.h. No third-party JSON library is available to the build, and the writer
+// side is json_writer.h.
 // Strict: no comments, trailing commas, NaN, leading zeros or duplicate keys; nesting at most 256
-// deep. Numbers are doubles (integers exact up to 2^53).
+// deep (kMaxJsonDepth). Numbers are doubles (integers exact up to 2^53).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,11 @@
 #include <vector>
 
 namespace megasim::scenarios {
+
+class JsonLexer;
+
+// The deepest nesting of arrays and objects the readers accept.
+inline constexpr int kMaxJsonDepth = 256;
 
 struct JsonValue {
   enum class Kind : std::uint8_t { kNull, kBool, kNumber, kString, kArray, kObject };
@@ -38,5 +44,9 @@ struct JsonValue {
 // Parses one JSON text. Throws sim::ConfigError("SOURCE:LINE:COLUMN: what was expected") for
 // malformed input (line and column 1-based, the column counted in bytes).
 JsonValue parse_json(std::string_view text, std::string_view source = "<string>");
+
+// The one value at the lexer's position, `depth` arrays and objects deep (0 for a document), for a
+// reader that streams the rest of its document (trace_events.h). Errors as parse_json.
+JsonValue parse_json_value(JsonLexer& lexer, int depth);
 
 }  // namespace megasim::scenarios

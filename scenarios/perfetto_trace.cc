@@ -177,8 +177,8 @@ void write_perfetto_trace(std::ostream& out, const models::Workload& workload, c
   const models::ParallelLayout layout = workload.plan.layout();
   out << "{\"traceEvents\":[";
   const char* separator = "\n";
-  const auto emit = [&](const std::string& event) {
-    out << separator << event;
+  const auto emit = [&](std::string_view prefix, std::string_view event) {
+    out << separator << prefix << event;
     separator = ",\n";
   };
   std::size_t cached_unit = trace.units.size();
@@ -192,14 +192,14 @@ void write_perfetto_trace(std::ostream& out, const models::Workload& workload, c
       events = unit_events(workload, unit);
       cached_unit = u;
     }
-    emit(metadata(
-        rank, 0, "process_name",
-        fmt::format("rank {} (stage {}, replica {}, tp {})", rank, unit.stage, unit.replica, layout.tp_rank(rank))));
+    emit({}, metadata(rank, 0, "process_name",
+                      fmt::format("rank {} (stage {}, replica {}, tp {})", rank, unit.stage, unit.replica,
+                                  layout.tp_rank(rank))));
     for (const models::StreamKind stream : kStreams) {
-      emit(metadata(rank, static_cast<int>(stream), "thread_name", models::to_string(stream)));
+      emit({}, metadata(rank, static_cast<int>(stream), "thread_name", models::to_string(stream)));
     }
     const std::string prefix = fmt::format("{{\"pid\":{},", rank);
-    for (const std::string& body : events) emit(prefix + body);
+    for (const std::string& body : events) emit(prefix, body);
   }
   out << "\n],\"displayTimeUnit\":\"ns\",\n\"megasim\":" << megasim_object(trace, ranks, scenario) << "}\n";
 }

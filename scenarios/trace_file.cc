@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
-#include <map>
-#include <sstream>
+#include <vector>
 
 #include "models/plan.h"
 #include "scenarios/json_reader.h"
 #include "scenarios/keys.h"
+#include "scenarios/mapped_file.h"
+#include "scenarios/trace_events.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -68,34 +68,33 @@ class Reader {
     return s;
   }
 
-  // Fills the unit's records from the events of `pid` (one of its ranks): compute events [start,
-  // end) with tp_exposed, communication events [transfer_start, end) posted at posted_us.
-  void fill(backend::TraceUnit& unit, const std::vector<const JsonValue*>& events, const models::Workload& w) const {
+  // Fills the unit's records from the events of its first rank (trace_events.h): compute events
+  // [start, end) with tp_exposed, communication events [transfer_start, end) posted at posted_us; a
+  // later event of a task replaces an earlier one.
+  void fill(backend::TraceUnit& unit, const EventsByPid& events, const models::Workload& w) const {
     const auto& tasks = w.stages[static_cast<std::size_t>(unit.stage)].tasks;
     unit.records.assign(tasks.size(), {});
     std::vector<bool> seen(tasks.size(), false);
-    const auto ns = [](double us) { return static_cast<sim::SimTime>(std::llround(us * 1e3)); };
-    for (const JsonValue* e : events) {
-      const std::int64_t tid = integer(*e, "tid", "an event");
-      if (tid == static_cast<int>(models::StreamKind::kTp)) continue;
-      const JsonValue& args = member(*e, "args", Kind::kObject, "an event");
-      const std::int64_t task = integer(args, "task", "an event's args");
-      if (task < 0 || static_cast<std::size_t>(task) >= tasks.size()) {
-        fail(fmt::format("rank {} has an event of task {}, not a task of stage {}", unit.ranks.front(), task,
-                         unit.stage));
+    for (const std::vector<TraceEvent>* run : events.events_of(unit.ranks.front())) {
+      for (const TraceEvent& e : *run) {
+        if (e.task < 0 || static_cast<std::size_t>(e.task) >= tasks.size()) {
+          fail(fmt::format("rank {} has an event of task {}, not a task of stage {}", unit.ranks.front(), e.task,
+                           unit.stage));
+        }
+        const auto task = static_cast<std::size_t>(e.task);
+        backend::TaskRecord& r = unit.records[task];
+        r.transfer_start = e.transfer_start;
+        r.end = e.end;
+        if (tasks[task].kind == models::TaskKind::kCompute) {
+          if (!e.has_tp_exposed) fail("a compute event's args has no valid \"tp_exposed_us\"");
+          r.start = r.transfer_start;
+          r.tp_exposed = e.tp_exposed;
+        } else {
+          if (!e.has_posted) fail("a communication event's args has no valid \"posted_us\"");
+          r.start = e.posted;
+        }
+        seen[task] = true;
       }
-      backend::TaskRecord& r = unit.records[static_cast<std::size_t>(task)];
-      const double ts = member(*e, "ts", Kind::kNumber, "an event").number;
-      const double dur = member(*e, "dur", Kind::kNumber, "an event").number;
-      r.transfer_start = ns(ts);
-      r.end = ns(ts + dur);
-      if (tasks[static_cast<std::size_t>(task)].kind == models::TaskKind::kCompute) {
-        r.start = r.transfer_start;
-        r.tp_exposed = ns(member(args, "tp_exposed_us", Kind::kNumber, "a compute event's args").number);
-      } else {
-        r.start = ns(member(args, "posted_us", Kind::kNumber, "a communication event's args").number);
-      }
-      seen[static_cast<std::size_t>(task)] = true;
     }
     for (std::size_t i = 0; i < tasks.size(); ++i) {
       if (!seen[i])
@@ -107,17 +106,16 @@ class Reader {
   std::string_view source_;
 };
 
-}  // namespace
-
-TraceFile parse_trace_file(std::string_view text, std::string_view source) {
+// The TraceFile from a read trace: the workload rebuilt from the "megasim" object's scenario, and
+// each written unit's records from its first rank's events.
+TraceFile assemble(const TraceEvents& doc, std::string_view source) {
   const Reader in(source);
-  const JsonValue doc = parse_json(text, source);
-  const JsonValue* meta = doc.find("megasim");
-  if (meta == nullptr || meta->kind != Kind::kObject) {
+  const JsonValue& meta = doc.megasim;
+  if (meta.kind != Kind::kObject) {
     in.fail("no \"megasim\" object: not a trace written by this megasim (megasim run --out DIR writes one)");
   }
-  if (in.integer(*meta, "version", "megasim") != 1) in.fail("megasim.version is not 1");
-  const JsonValue* keys = meta->find("scenario");
+  if (in.integer(meta, "version", "megasim") != 1) in.fail("megasim.version is not 1");
+  const JsonValue* keys = meta.find("scenario");
   if (keys == nullptr || keys->kind != Kind::kObject) {
     in.fail("megasim has no \"scenario\": the trace was written without its scenario");
   }
@@ -126,17 +124,10 @@ TraceFile parse_trace_file(std::string_view text, std::string_view source) {
   const Scenario& s = f.scenario;
   f.workload =
       models::build_workload(s.model, models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server));
-  f.trace.backend = in.member(*meta, "backend", Kind::kString, "megasim").text;
-  f.trace.iteration_time = in.integer(*meta, "iteration_time_ns", "megasim");
-
-  std::map<std::int64_t, std::vector<const JsonValue*>> by_pid;
-  for (const JsonValue& e : in.member(doc, "traceEvents", Kind::kArray, "the trace").items) {
-    const JsonValue* ph = e.find("ph");
-    if (ph != nullptr && ph->kind == Kind::kString && ph->text == "X") {
-      by_pid[in.integer(e, "pid", "an event")].push_back(&e);
-    }
-  }
-  for (const JsonValue& u : in.member(*meta, "units", Kind::kArray, "megasim").items) {
+  f.trace.backend = in.member(meta, "backend", Kind::kString, "megasim").text;
+  f.trace.iteration_time = in.integer(meta, "iteration_time_ns", "megasim");
+  if (!doc.has_event_array) in.fail("the trace has no valid \"traceEvents\"");
+  for (const JsonValue& u : in.member(meta, "units", Kind::kArray, "megasim").items) {
     backend::TraceUnit unit;
     for (const JsonValue& r : in.member(u, "ranks", Kind::kArray, "a unit").items) {
       if (r.kind != Kind::kNumber) in.fail("a unit's ranks are not numbers");
@@ -148,18 +139,23 @@ TraceFile parse_trace_file(std::string_view text, std::string_view source) {
     if (unit.stage < 0 || static_cast<std::size_t>(unit.stage) >= f.workload.stages.size()) {
       in.fail(fmt::format("a unit of stage {}, not a stage of the plan", unit.stage));
     }
-    in.fill(unit, by_pid[unit.ranks.front()], f.workload);
+    in.fill(unit, doc.events, f.workload);
     f.trace.units.push_back(std::move(unit));
   }
   return f;
 }
 
+}  // namespace
+
+TraceFile parse_trace_file(std::string_view text, std::string_view source) {
+  return assemble(read_trace_events(text, source), source);
+}
+
 TraceFile read_trace_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw sim::ConfigError("trace file", path, "a readable Perfetto trace written by megasim");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_trace_file(text.str(), path);
+  MappedFile file(path, "trace file", "a readable Perfetto trace written by megasim");
+  const TraceEvents doc =
+      read_trace_events(file.text(), path, [&file](std::size_t offset) { file.release_before(offset); });
+  return assemble(doc, path);
 }
 
 }  // namespace megasim::scenarios

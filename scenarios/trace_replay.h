@@ -22,6 +22,7 @@
 // trace follows the model (the simulator's traces do, GC pauses included in the durations).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "backend/trace.h"
@@ -46,5 +47,30 @@ ComputeDurations compute_durations(const models::Workload& workload, const backe
 // negative duration.
 backend::Trace replay_trace(const models::Workload& workload, const backend::Trace& trace,
                             const ComputeDurations& durations);
+
+// The same replay with the timing graph built once, for the what-ifs (trace_whatif.h), which replay
+// one trace with several sets of durations: each replay is then one pass over the graph (about 4 M
+// nodes at 12,288 GPUs). `workload` and `trace` must outlive it.
+class TraceReplay {
+ public:
+  // Throws sim::ConfigError "trace" as replay_trace.
+  TraceReplay(const models::Workload& workload, const backend::Trace& trace);
+  ~TraceReplay();
+  TraceReplay(const TraceReplay&) = delete;
+  TraceReplay& operator=(const TraceReplay&) = delete;
+
+  // replay_trace(workload, trace, durations); throws "trace.durations" as it.
+  [[nodiscard]] backend::Trace replay(const ComputeDurations& durations) const;
+  // Its iteration_time alone, without the records.
+  [[nodiscard]] sim::SimTime iteration_time(const ComputeDurations& durations) const;
+
+ private:
+  struct Impl;
+  [[nodiscard]] std::vector<sim::SimTime> solve(const ComputeDurations& durations) const;
+
+  const models::Workload& workload_;
+  const backend::Trace& trace_;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace megasim::scenarios

@@ -95,10 +95,9 @@ TraceWhatIfReport analyse_trace(const models::Workload& w, const backend::Trace&
   report.backend = trace.backend;
   report.iteration_time_s = sim::to_seconds(trace.iteration_time);
   const ComputeDurations recorded = compute_durations(w, trace);
-  const auto replay_s = [&](const ComputeDurations& d) {
-    return sim::to_seconds(replay_trace(w, trace, d).iteration_time);
-  };
-  report.replay_time_s = replay_s(recorded);  // validates the trace first
+  const TraceReplay replay(w, trace);  // validates the trace first
+  const auto replay_s = [&](const ComputeDurations& d) { return sim::to_seconds(replay.iteration_time(d)); };
+  report.replay_time_s = replay_s(recorded);
 
   const std::vector<std::vector<std::size_t>> groups = dp_groups(w, trace);
   const ComputeDurations mean = group_means(recorded, groups);

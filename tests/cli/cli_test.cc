@@ -265,7 +265,14 @@ TEST(Cli, RunWritesReportAndTrace) {
   }
   EXPECT_GT(std::filesystem::file_size(dir / "report.json"), 100u);
   EXPECT_GT(std::filesystem::file_size(dir / "trace.json"), 100u);
+  EXPECT_FALSE(std::filesystem::exists(dir / "trace.json.partial"));  // streamed, then renamed
   std::filesystem::remove_all(dir);
+  // A trace filter naming a rank the plan does not have is refused before anything is written.
+  const Result bad_rank =
+      run("run " + scenario("megatron/korthikanti_22b.toml") + " --trace-ranks 1000000 --out " + dir.string());
+  EXPECT_EQ(bad_rank.exit_code, 2) << bad_rank.output;
+  EXPECT_NE(bad_rank.output.find("trace.ranks"), std::string::npos) << bad_rank.output;
+  EXPECT_FALSE(std::filesystem::exists(dir));
   // A plan that does not fit is an error, and nothing is written.
   const Result oom =
       run("run --set cluster.gpus=256 --set plan.sequence_parallel=false --set "

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
+#include <cstdint>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "scenarios/json_writer.h"
 #include "sim/error.h"
@@ -45,6 +49,39 @@ TEST(JsonReader, ReadsBackWhatTheWriterWrites) {
   EXPECT_EQ(v.find("n")->number, static_cast<double>(std::int64_t{1} << 52));
   EXPECT_EQ(v.find("s")->text, "tab\there");
   EXPECT_EQ(v.find("l")->items[0].number, 1.5e-9);
+}
+
+// Numbers read as std::from_chars reads them (correctly rounded), the short decimals of a trace's
+// microseconds on the reader's fast path included.
+TEST(JsonReader, NumbersReadAsFromChars) {
+  std::vector<std::string> texts = {"0",
+                                    "-0",
+                                    "0.5",
+                                    "-0.0",
+                                    "123456789012345",
+                                    "1234567890123456",
+                                    "0.000000000000001",
+                                    "9007199254740993",
+                                    "1e2",
+                                    "-2.5E-3",
+                                    "1445.16"};
+  std::uint64_t x = 88172645463325252ULL;  // xorshift64
+  for (int i = 0; i < 20000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const std::string digits = std::to_string(x % 1000000000000000000ULL);
+    const std::size_t point = x % (digits.size() + 1);
+    const std::string text = (x & 1 ? "-" : "") + digits.substr(0, point == 0 ? 1 : point) +
+                             (point == 0 || point >= digits.size() ? "" : "." + digits.substr(point));
+    texts.push_back(text);
+  }
+  for (const std::string& text : texts) {
+    double expected = 0;
+    std::from_chars(text.data(), text.data() + text.size(), expected);
+    const double read = parse_json(text).number;
+    EXPECT_EQ(std::memcmp(&read, &expected, sizeof read), 0) << text;  // -0 stays -0
+  }
 }
 
 std::string error_of(const std::string& text) {

@@ -10,6 +10,7 @@
 
 #include "scenarios/loader.h"
 #include "scenarios/run_study.h"
+#include "sim/error.h"
 #include "tests/scenarios/iteration_test_util.h"
 
 namespace megasim::scenarios {
@@ -113,6 +114,32 @@ TEST(TraceReplay, SlowerComputeOfOneUnitNeverShortensTheIteration) {
     }
     previous = time;
   }
+}
+
+// One TraceReplay replays a trace with several sets of durations, each as a fresh replay_trace does:
+// the graph built once does not keep anything of a previous replay.
+TEST(TraceReplay, AReplayBuiltOnceGivesEachReplayAsAFreshOne) {
+  Scenario s = small_scenario(2, 2, 1, true);
+  apply_override(s, "stragglers.jitter_cv=0.1");
+  const RunResult run = run_iteration_study(s);
+  const TraceReplay replay(run.workload, run.trace);
+  for (const double x : {2.0, 1.0, 0.5, 1.3, 1.0}) {
+    ComputeDurations d = compute_durations(run.workload, run.trace);
+    for (sim::SimTime& t : d[0]) t = static_cast<sim::SimTime>(static_cast<double>(t) * x);
+    const backend::Trace fresh = replay_trace(run.workload, run.trace, d);
+    EXPECT_EQ(replay.iteration_time(d), fresh.iteration_time) << x;
+    expect_same_records(replay.replay(d), fresh);
+    if (x == 1.0) {
+      EXPECT_EQ(replay.iteration_time(d), run.trace.iteration_time);
+    }
+  }
+  ComputeDurations negative = compute_durations(run.workload, run.trace);
+  const auto& tasks = run.workload.stages[static_cast<std::size_t>(run.trace.units.back().stage)].tasks;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].kind == TaskKind::kCompute) negative.back()[i] = -1;
+  }
+  EXPECT_THROW(static_cast<void>(replay.iteration_time(negative)), sim::ConfigError);
+  EXPECT_THROW(static_cast<void>(replay.iteration_time({})), sim::ConfigError);
 }
 
 // Two stages, one micro-batch: stage 0 runs F (2 ms), sends it, receives the gradient and runs B
