@@ -9,5 +9,6 @@
 #include "scenarios/loader.h"            // IWYU pragma: export
 #include "scenarios/plan_study.h"        // IWYU pragma: export
 #include "scenarios/scenario.h"          // IWYU pragma: export
+#include "scenarios/sweep_study.h"       // IWYU pragma: export
 #include "scenarios/topology_report.h"   // IWYU pragma: export
 #include "scenarios/units.h"             // IWYU pragma: export
