@@ -88,19 +88,13 @@ SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& ca
   return row;
 }
 
-SweepReport run_sweep_study(const Scenario& base, const SweepOptions& options, unsigned threads,
-                            const SweepProgress& progress) {
-  const auto wall_start = std::chrono::steady_clock::now();
+SweepReport make_sweep_report(const SweepOptions& options, std::vector<SweepRow> rows) {
   SweepReport report;
   for (const SweepAxis& axis : options.vary) report.varied_keys.push_back(axis.key);
   report.flop_convention = std::string(models::kFlopConvention);
-  std::vector<SweepCandidate> candidates = enumerate_sweep(base, options);
-  report.rows.reserve(candidates.size());
-  std::vector<std::size_t> todo;
-  for (SweepCandidate& c : candidates) {
-    switch (c.status) {
+  for (const SweepRow& row : rows) {
+    switch (row.candidate.status) {
       case SweepStatus::kSimulated:
-        todo.push_back(report.rows.size());
         ++report.simulated;
         break;
       case SweepStatus::kOutOfMemory:
@@ -110,11 +104,25 @@ SweepReport run_sweep_study(const Scenario& base, const SweepOptions& options, u
         ++report.invalid;
         break;
     }
-    report.rows.emplace_back().candidate = std::move(c);
+  }
+  report.rows = std::move(rows);
+  std::stable_sort(report.rows.begin(), report.rows.end(), ranks_before);
+  return report;
+}
+
+SweepReport run_sweep_study(const Scenario& base, const SweepOptions& options, unsigned threads,
+                            const SweepProgress& progress) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  std::vector<SweepCandidate> candidates = enumerate_sweep(base, options);
+  std::vector<SweepRow> rows(candidates.size());
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (candidates[i].status == SweepStatus::kSimulated) todo.push_back(i);
+    rows[i].candidate = std::move(candidates[i]);
   }
   const unsigned pool = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
-  simulate_all(base, report.rows, todo, pool, progress);
-  std::stable_sort(report.rows.begin(), report.rows.end(), ranks_before);
+  simulate_all(base, rows, todo, pool, progress);
+  SweepReport report = make_sweep_report(options, std::move(rows));
   report.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return report;
 }

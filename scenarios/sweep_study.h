@@ -120,12 +120,17 @@ Scenario candidate_scenario(const Scenario& base, const SweepCandidate& candidat
 // Thread-safe: it shares nothing between calls.
 SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& candidate);
 
+// The report of rows evaluated elsewhere (one per candidate of enumerate_sweep, in any order; e.g.
+// evaluate_sweep_candidate run by another executor): counts them and ranks them as run_sweep_study
+// does. wall_time_s is left 0.
+SweepReport make_sweep_report(const SweepOptions& options, std::vector<SweepRow> rows);
+
 // Called after each simulation as (finished, total); calls are serialised but may come from any of
 // the pool's threads.
 using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
 
 // enumerate_sweep, then evaluate_sweep_candidate for every accepted candidate on `threads` threads
-// (0: one per hardware thread), then ranks. An exception in a simulation stops the pool (no new
+// (0: one per hardware thread), then make_sweep_report. An exception in a simulation stops the pool (no new
 // simulation starts) and is rethrown once it has stopped (the first by key of those that failed).
 SweepReport run_sweep_study(const Scenario& base, const SweepOptions& options, unsigned threads = 0,
                             const SweepProgress& progress = {});

@@ -140,6 +140,21 @@ TEST(SweepStudy, RankedByThroughputThenKeyWhateverTheThreadCount) {
                              [](const SweepRow& a, const SweepRow& b) { return key_less(a.candidate, b.candidate); }));
 }
 
+// The path an external executor takes (enumerate, evaluate each candidate anywhere, in any order,
+// then make_sweep_report) gives the same report as run_sweep_study.
+TEST(SweepStudy, RowsEvaluatedElsewhereRankTheSame) {
+  const Scenario base = small_scenario();
+  std::vector<SweepCandidate> candidates = enumerate_sweep(base, {});
+  std::reverse(candidates.begin(), candidates.end());
+  std::vector<SweepRow> rows;
+  for (const SweepCandidate& c : candidates) rows.push_back(evaluate_sweep_candidate(base, c));
+  const SweepReport elsewhere = make_sweep_report({}, std::move(rows));
+  const SweepReport here = run_sweep_study(base, {}, 2);
+  EXPECT_EQ(to_csv(elsewhere), to_csv(here));
+  EXPECT_EQ(elsewhere.simulated, 32u);
+  EXPECT_EQ(elsewhere.invalid, 32u);
+}
+
 // 16 layers of hidden 8192 hold 12 h^2 L = 12.9 G parameters; without the distributed optimizer
 // that is 18 bytes each (bf16 weights, fp32 grads, fp32 master + Adam m, v): 232 GB, so any split
 // over tp*pp <= 2 GPUs needs more than 116 GB per GPU for model state alone, over the A100's 80 GB.
