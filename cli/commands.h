@@ -19,5 +19,6 @@ Action register_backends(CLI::App& app);
 Action register_validate(CLI::App& app);
 Action register_campaign(CLI::App& app);
 Action register_whatif(CLI::App& app);
+Action register_sweep(CLI::App& app);
 
 }  // namespace megasim::cli

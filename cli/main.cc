@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
       megasim::cli::register_keys(app),     megasim::cli::register_calibrate(app),
       megasim::cli::register_backends(app), megasim::cli::register_validate(app),
       megasim::cli::register_campaign(app), megasim::cli::register_whatif(app),
+      megasim::cli::register_sweep(app),
   };
   try {
     app.parse(argc, argv);

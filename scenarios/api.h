@@ -11,6 +11,7 @@
 #include "scenarios/plan_study.h"        // IWYU pragma: export
 #include "scenarios/run_study.h"         // IWYU pragma: export
 #include "scenarios/scenario.h"          // IWYU pragma: export
+#include "scenarios/sweep_study.h"       // IWYU pragma: export
 #include "scenarios/topology_report.h"   // IWYU pragma: export
 #include "scenarios/units.h"             // IWYU pragma: export
 #include "scenarios/whatif_study.h"      // IWYU pragma: export

@@ -61,14 +61,6 @@ std::vector<std::string> describe_chain(const models::Workload& workload, const 
   return out;
 }
 
-void write_breakdown(JsonWriter& w, const RankBreakdown& b) {
-  w.begin_object();
-  w.field("compute_s", b.compute_s).field("tp_exposed_s", b.tp_exposed_s).field("pp_exposed_s", b.pp_exposed_s);
-  w.field("dp_exposed_s", b.dp_exposed_s).field("bubble_s", b.bubble_s).field("waiting_s", b.waiting_s);
-  w.field("total_s", b.total_s);
-  w.end_object();
-}
-
 void write_doubles(JsonWriter& w, std::string_view key, const std::vector<double>& xs) {
   w.key(key).begin_array();
   for (const double x : xs) w.value(x);
@@ -156,9 +148,9 @@ std::string to_json(const IterationReport& r) {
   w.field("backend", r.backend).field("gpu", r.gpu);
   w.key("breakdown").begin_object();
   w.key("mean");
-  write_breakdown(w, r.mean);
+  write_breakdown_json(w, r.mean);
   w.key("critical");
-  write_breakdown(w, r.critical);
+  write_breakdown_json(w, r.critical);
   w.field("critical_stage", r.critical_stage).field("critical_replica", r.critical_replica);
   w.end_object();
   if (r.memory && !r.memory->stages.empty()) {

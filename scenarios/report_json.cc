@@ -1,5 +1,7 @@
 #include "scenarios/report_json.h"
 
+#include "scenarios/iteration_report.h"
+
 namespace megasim::scenarios {
 
 void write_plan_json(JsonWriter& w, const models::ResolvedPlan& p) {
@@ -25,6 +27,14 @@ void write_memory_estimate_fields(JsonWriter& w, const models::MemoryEstimate& e
   w.key("stages").begin_array();
   for (const models::MemoryBreakdown& m : estimate.stages) write_memory_json(w, m);
   w.end_array();
+}
+
+void write_breakdown_json(JsonWriter& w, const RankBreakdown& b) {
+  w.begin_object();
+  w.field("compute_s", b.compute_s).field("tp_exposed_s", b.tp_exposed_s).field("pp_exposed_s", b.pp_exposed_s);
+  w.field("dp_exposed_s", b.dp_exposed_s).field("bubble_s", b.bubble_s).field("waiting_s", b.waiting_s);
+  w.field("total_s", b.total_s);
+  w.end_object();
 }
 
 }  // namespace megasim::scenarios

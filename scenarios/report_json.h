@@ -8,6 +8,8 @@
 
 namespace megasim::scenarios {
 
+struct RankBreakdown;  // iteration_report.h
+
 // {"tp","pp","dp","vpp","micro_batch_size","num_microbatches","global_batch_size","layers_per_stage",
 //  "world_size"}
 void write_plan_json(JsonWriter& w, const models::ResolvedPlan& plan);
@@ -15,5 +17,8 @@ void write_plan_json(JsonWriter& w, const models::ResolvedPlan& plan);
 void write_memory_json(JsonWriter& w, const models::MemoryBreakdown& memory);
 // {"peak_stage", "peak": {...}, "stages": [{...}, ...]} plus any extra fields the caller adds after.
 void write_memory_estimate_fields(JsonWriter& w, const models::MemoryEstimate& estimate);
+
+// {"compute_s","tp_exposed_s","pp_exposed_s","dp_exposed_s","bubble_s","waiting_s","total_s"}
+void write_breakdown_json(JsonWriter& w, const RankBreakdown& breakdown);
 
 }  // namespace megasim::scenarios

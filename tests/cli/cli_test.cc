@@ -412,3 +412,53 @@ TEST(Cli, WhatIfAnalysesATraceMeasuredOnTheCpuBackend) {
   EXPECT_NE(r.output.find(R"("group_mean_compute")"), std::string::npos) << r.output;
   std::filesystem::remove_all(dir);
 }
+
+// A 4-layer GPT on one 8-GPU server, global batch 8: 64 candidate plans, 32 valid
+// (tests/scenarios/sweep_study_test.cc derives both).
+const char* const kSweepPlan =
+    "--set cluster.gpus=8 --set model.num_layers=4 --set model.hidden_size=1024 --set model.num_attention_heads=16 "
+    "--set model.seq_length=1024 --set plan.global_batch_size=8";
+
+TEST(Cli, SweepRanksPlansAndWritesEveryCandidateToCsv) {
+  const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_sweep";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string csv = (dir / "sweep.csv").string();
+  const Result r = run(std::string("sweep ") + kSweepPlan + " --top 5 --csv " + csv);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* text : {"64 candidate plans: 32 simulated", "top 5 of 32", "tokens/s", "MFU", "bubble"}) {
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+  }
+  std::FILE* f = std::fopen(csv.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  int lines = 0;
+  for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f)) lines += c == '\n' ? 1 : 0;
+  std::fclose(f);
+  EXPECT_EQ(lines, 65);  // header + every candidate
+  const Result json = run(std::string("sweep ") + kSweepPlan + " --json --threads 1 --gpus 8 16");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  for (const char* key : {"\"varied_keys\"", "\"cluster.gpus\"", "\"counts\"", "\"rows\"", "\"tokens_per_s\"",
+                          "\"breakdown\"", "\"reason\""}) {
+    EXPECT_NE(json.output.find(key), std::string::npos) << key;
+  }
+  EXPECT_EQ(run(std::string("sweep ") + kSweepPlan + " --json --threads 2 --gpus 8 16").output, json.output);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, SweepBadInputs) {
+  const std::string plan = kSweepPlan;
+  const std::string cases[][2] = {
+      {"sweep " + plan + " --vary plan.no_such_key=1,2", "plan.no_such_key"},
+      {"sweep " + plan + " --vary plan.micro_batch_size=4..2", "plan.micro_batch_size"},
+      {"sweep " + plan + " --vary plan.micro_batch_size=1,x", "\"x\""},
+      {"sweep " + plan + " --vary cluster.gpus", "--vary"},
+      {"sweep " + plan + " --gpus 8 --vary cluster.gpus=16", "--vary"},
+      {"sweep " + plan + " --gpus 12", "cluster.gpus"},
+      {"sweep " + plan + " --csv /nonexistent/dir/x.csv", "--csv"},
+  };
+  for (const auto& [args, key] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(key), std::string::npos) << args << "\n" << r.output;
+  }
+}

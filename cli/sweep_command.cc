@@ -1,0 +1,89 @@
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/progress_bar.h"
+#include "cli/scenario_options.h"
+#include "scenarios/sweep_study.h"
+#include "sim/error.h"
+
+namespace megasim::cli {
+namespace {
+
+struct SweepCommandOptions {
+  ScenarioOptions scenario;
+  std::vector<std::int64_t> gpus;
+  std::vector<std::string> vary;
+  std::string csv;
+  std::size_t top = 0;
+  bool json = false;
+  unsigned threads = 0;
+  std::int64_t max_micro_batch = 0;
+};
+
+scenarios::SweepOptions sweep_options(const SweepCommandOptions& o) {
+  scenarios::SweepOptions out;
+  out.max_micro_batch_size = o.max_micro_batch;
+  if (!o.gpus.empty()) {
+    std::string list;
+    for (const std::int64_t g : o.gpus) list += (list.empty() ? "" : ",") + std::to_string(g);
+    out.vary.push_back(scenarios::parse_sweep_axis("cluster.gpus=" + list));
+  }
+  for (const std::string& spec : o.vary) out.vary.push_back(scenarios::parse_sweep_axis(spec));
+  return out;
+}
+
+// Refuses a --csv path whose folder does not exist before the sweep runs, not after.
+void check_csv_path(const std::string& path) {
+  if (path.empty()) return;
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder)) {
+    throw sim::ConfigError("--csv", path, "a file in an existing folder");
+  }
+}
+
+void run_sweep(const SweepCommandOptions& o) {
+  const scenarios::Scenario s = resolve_scenario(o.scenario);
+  const scenarios::SweepOptions options = sweep_options(o);
+  check_csv_path(o.csv);
+  scenarios::SweepReport report;
+  {
+    ProgressBar bar("plans simulated");
+    report = scenarios::run_sweep_study(s, options, o.threads,
+                                        [&bar](std::size_t done, std::size_t total) { bar.update(done, total); });
+  }
+  if (!o.csv.empty()) write_file(o.csv, scenarios::to_csv(report), "--csv");
+  std::cout << (o.json ? scenarios::to_json(report, o.top) : scenarios::to_text(report, o.top)) << std::flush;
+  if (!o.json) std::cerr << "swept in " << report.wall_time_s << " s\n";
+}
+
+}  // namespace
+
+Action register_sweep(CLI::App& app) {
+  auto o = std::make_shared<SweepCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "simulate every valid TP/PP/virtual-stage/micro-batch plan (and any swept keys); rank by tokens/s");
+  add_scenario_options(*cmd, o->scenario);
+  cmd->add_option("--gpus", o->gpus, "cluster sizes to sweep (same as --vary cluster.gpus=N1,N2,...)")->expected(1, -1);
+  cmd->add_option("--vary", o->vary,
+                  "sweep a key: section.key=v1,v2,... or, for integers, a..b (a, 2a, 4a, ... and b) or a..b:s "
+                  "(a, a+s, ... up to b); repeatable, crossed with each other and the plans")
+      ->type_name("KEY=VALUES");
+  cmd->add_option("--csv", o->csv, "write every candidate, simulated or rejected with its reason, as CSV");
+  cmd->add_option("--top", o->top, "print only the K fastest plans (0: all)")->capture_default_str();
+  cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
+  cmd->add_option("--threads", o->threads,
+                  "simulations run at once (0: one per hardware thread; results do not change)")
+      ->capture_default_str();
+  cmd->add_option("--max-micro-batch", o->max_micro_batch,
+                  "largest micro-batch size tried (powers of two from 1; 0: up to the global batch)")
+      ->capture_default_str();
+  return [cmd, o] {
+    if (cmd->parsed()) run_sweep(*o);
+  };
+}
+
+}  // namespace megasim::cli
