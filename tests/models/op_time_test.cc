@@ -94,7 +94,8 @@ TEST(OpTime, SlidingWindowShortensFlashAttention) {
   const double s = 2048, d = 96, heads = 8, w = 512;
   const double flops = 4 * heads * d * (w * (w + 1) / 2 + (s - w) * w);
   const double bytes = heads * (2 * d * 4 * s + 4 * s);
-  const LayerOp& op = op_named(layer_ops(testing::gpt_22b(), plan, Pass::kForward), "flash_attention");
+  const std::vector<LayerOp> forward = layer_ops(testing::gpt_22b(), plan, Pass::kForward);
+  const LayerOp& op = op_named(forward, "flash_attention");
   EXPECT_DOUBLE_EQ(
       op_time_s(op, plan.plan, f.gpu, f.calib),
       std::max(flops / (f.peak() * f.calib.flash_attention_forward_efficiency), bytes / f.bandwidth()) + f.launch());

@@ -1,6 +1,7 @@
 // Every invalid cluster parameter throws ConfigError naming its key.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <string>
@@ -42,7 +43,11 @@ TEST(Validate, RejectsEachBadField) {
   const BadCase cases[] = {
       {"zero gpus", [](ClusterParams& p) { p.gpus = 0; }, "cluster.gpus", "multiple of gpus_per_server"},
       {"gpus not server multiple", [](ClusterParams& p) { p.gpus = 1020; }, "cluster.gpus", "= 8"},
-      {"gpus_per_server 0", [](ClusterParams& p) { p.gpus_per_server = 0; }, "cluster.gpus_per_server", ">= 1"},
+      {"gpus_per_server 0", [](ClusterParams& p) { p.gpus_per_server = 0; }, "cluster.gpus_per_server", "from 1 to"},
+      {"gpus_per_server huge", [](ClusterParams& p) { p.gpus_per_server = 1 << 20; }, "cluster.gpus_per_server",
+       "from 1 to 4096"},
+      {"gpus past the addresses", [](ClusterParams& p) { p.gpus = std::int64_t{1} << 40; }, "cluster.gpus",
+       "10.0.0.0/8"},
       {"rails 0", [](ClusterParams& p) { p.rails = 0; }, "cluster.rails", "dividing"},
       {"rails not dividing server", [](ClusterParams& p) { p.rails = 3; }, "cluster.rails", "gpus_per_server = 8"},
       {"rails not dividing radix/2", [](ClusterParams& p) { p.switch_radix = 40, p.servers_per_group = 40; },
