@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ pkg-config ccache
           libfmt-dev libtomlplusplus-dev libboost-graph-dev libeigen3-dev libcli11-dev
           libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev python3-venv
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin
+          clang libclang-rt-14-dev)  # the sanitized test run and libFuzzer (scripts/test_sanitized.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
