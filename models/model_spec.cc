@@ -7,8 +7,20 @@
 namespace megasim::models {
 namespace {
 
-void require_positive(std::int64_t value, const char* field) {
-  if (value < 1) throw sim::ConfigError(std::string("model.") + field, std::to_string(value), "an integer >= 1");
+// Upper bounds far beyond any published model (hidden 25,600 and vocabularies of 256 k at most),
+// so that parameter, memory and FLOP counts cannot overflow 64 bits.
+constexpr std::int64_t kMaxLayers = 10'000;
+constexpr std::int64_t kMaxHidden = 1 << 18;
+constexpr std::int64_t kMaxHeads = 1 << 14;
+constexpr std::int64_t kMaxSeqLength = 1 << 24;
+constexpr std::int64_t kMaxVocab = 1 << 26;
+constexpr std::int64_t kMaxFfn = 1 << 20;
+
+void require_between(std::int64_t value, const char* field, std::int64_t largest) {
+  if (value < 1 || value > largest) {
+    throw sim::ConfigError(std::string("model.") + field, std::to_string(value),
+                           "an integer from 1 to " + std::to_string(largest));
+  }
 }
 
 // Weights and biases that one TP rank holds a 1/tp slice of (column- and row-parallel linears).
@@ -35,12 +47,12 @@ std::int64_t position_parameters(const ModelSpec& model) {
 }  // namespace
 
 void validate(const ModelSpec& model) {
-  require_positive(model.num_layers, "num_layers");
-  require_positive(model.hidden_size, "hidden_size");
-  require_positive(model.num_attention_heads, "num_attention_heads");
-  require_positive(model.seq_length, "seq_length");
-  require_positive(model.vocab_size, "vocab_size");
-  require_positive(model.make_vocab_size_divisible_by, "make_vocab_size_divisible_by");
+  require_between(model.num_layers, "num_layers", kMaxLayers);
+  require_between(model.hidden_size, "hidden_size", kMaxHidden);
+  require_between(model.num_attention_heads, "num_attention_heads", kMaxHeads);
+  require_between(model.seq_length, "seq_length", kMaxSeqLength);
+  require_between(model.vocab_size, "vocab_size", kMaxVocab);
+  require_between(model.make_vocab_size_divisible_by, "make_vocab_size_divisible_by", kMaxVocab);
   if (model.hidden_size % model.num_attention_heads != 0) {
     throw sim::ConfigError("model.num_attention_heads", std::to_string(model.num_attention_heads),
                            "a divisor of hidden_size " + std::to_string(model.hidden_size));
@@ -51,9 +63,9 @@ void validate(const ModelSpec& model) {
         "model.num_query_groups", std::to_string(model.num_query_groups),
         "0 (multi-head attention) or a divisor of num_attention_heads " + std::to_string(model.num_attention_heads));
   }
-  if (model.ffn_hidden_size < 0) {
+  if (model.ffn_hidden_size < 0 || model.ffn_hidden_size > kMaxFfn) {
     throw sim::ConfigError("model.ffn_hidden_size", std::to_string(model.ffn_hidden_size),
-                           "0 (Megatron's default) or an integer >= 1");
+                           "0 (Megatron's default) or an integer from 1 to " + std::to_string(kMaxFfn));
   }
   if (ffn_hidden(model) < 1) {
     throw sim::ConfigError(
