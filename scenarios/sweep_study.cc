@@ -29,12 +29,6 @@ bool ranks_before(const SweepRow& a, const SweepRow& b) {
   return key_less(a.candidate, b.candidate);
 }
 
-// A proxy for a candidate's simulation time: its compute tasks, (GPUs / tp) units x micro-batches x
-// model chunks. Only the order in which the pool takes work depends on it, never a result.
-double estimated_cost(const SweepCandidate& c) {
-  return static_cast<double>(c.gpus / c.tp) * static_cast<double>(c.num_microbatches * c.virtual_stages);
-}
-
 // Runs evaluate_sweep_candidate for rows[todo[i]] on `threads` threads (the caller's included),
 // the costliest first so that no long simulation starts last while the other threads idle.
 void simulate_all(const Scenario& base, std::vector<SweepRow>& rows, std::vector<std::size_t> todo, unsigned threads,
@@ -72,6 +66,10 @@ void simulate_all(const Scenario& base, std::vector<SweepRow>& rows, std::vector
 }
 
 }  // namespace
+
+double estimated_cost(const SweepCandidate& c) {
+  return static_cast<double>(c.gpus / c.tp) * static_cast<double>(c.num_microbatches * c.virtual_stages);
+}
 
 SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& candidate) {
   SweepRow row;

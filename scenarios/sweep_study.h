@@ -87,6 +87,11 @@ struct SweepCandidate {
 // The key that breaks ties: (point, tp, pp, layers_per_virtual_stage, micro_batch_size).
 bool key_less(const SweepCandidate& a, const SweepCandidate& b);
 
+// A proxy for an accepted candidate's simulation time, for ordering work only (costliest first, so
+// that no long simulation starts last while other workers idle): its compute tasks, (GPUs / tp)
+// units x micro-batches x model chunks. Never changes a result.
+double estimated_cost(const SweepCandidate& c);
+
 // A candidate and, when simulated, what the iteration simulation reported.
 struct SweepRow {
   SweepCandidate candidate;

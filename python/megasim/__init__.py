@@ -2,10 +2,10 @@
 
 Thin Python sugar over the C++ core (_megasim). Scenarios come from TOML (`load`, `Scenario.from_toml`)
 or a dict (`Scenario.from_dict`) and are changed key by key (`Scenario.set`); studies return the
-command line's JSON reports (`run` a RunReport, `campaign` a CampaignReport, `whatif` a
-WhatIfReport, the others dicts), with the same numbers. Errors in inputs raise ValueError with the
-message the command line prints. Studies release the GIL, so threads can run them side by side.
-Plots are in megasim.plot (matplotlib).
+command line's reports (`run` a RunReport, `campaign` a CampaignReport, `whatif` a WhatIfReport,
+`sweep` a pandas DataFrame of `megasim sweep --csv`, the others dicts), with the same numbers. Errors
+in inputs raise ValueError with the message the command line prints. Studies release the GIL, so
+threads can run them side by side. Plots are in megasim.plot (matplotlib).
 """
 import json
 import os
@@ -13,6 +13,7 @@ import os
 from ._megasim import Scenario, keys, __version__  # noqa: F401
 from . import _megasim
 from .reports import CampaignReport, JsonReport, RunReport, WhatIfReport, reports_frame  # noqa: F401
+from .sweeps import sweep  # noqa: F401
 
 # Real backends run one process per rank under MPI (cpu) or per GPU (cuda): the command line
 # launches them, not a Python call.

@@ -98,12 +98,15 @@ def timeline(trace, ranks=None, max_ranks=8, ax=None):
 def sweep(frame, x="memory_gib", y="tokens_per_s", color="tp", memory_limit_gib=None, ax=None):
     """Plans of a sweep as points, `y` against `x`, one colour per value of the plan dimension `color`
     (tp, pp, dp, vpp, micro_batch_size, ...); the best `y` is ringed. `frame`: a pandas DataFrame
-    with those columns (megasim.reports_frame of RunReports gives one) or a list of RunReports.
-    Rows without a finite x or y (plans that do not fit) are left out."""
+    with those columns (megasim.sweep gives one, as does megasim.reports_frame of RunReports) or a
+    list of RunReports; memory_gib is derived from a sweep's peak_memory_bytes when absent. Rows
+    without a finite x or y (plans rejected or not fitting) are left out."""
     if isinstance(frame, (list, tuple)):
         from .reports import reports_frame
 
         frame = reports_frame(frame)
+    if "memory_gib" not in frame.columns and "peak_memory_bytes" in frame.columns:
+        frame = frame.assign(memory_gib=frame["peak_memory_bytes"] / 2**30)
     for column in (x, y, color):
         if column not in frame.columns:
             raise ValueError(f"{column} is not a column of the sweep (columns: {', '.join(map(str, frame.columns))})")
@@ -184,9 +187,9 @@ def draw(path, **options):
     """The figure of a report file (kind() says which); options go to the drawing function."""
     what = kind(path)
     if what == "sweep":
-        import pandas as pd
+        from .sweeps import read_csv
 
-        return sweep(pd.read_csv(path), **options)
+        return sweep(read_csv(path), **options)
     if what == "timeline":
         return timeline(path, **options)
     with open(path) as f:

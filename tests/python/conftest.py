@@ -3,6 +3,7 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
@@ -27,6 +28,20 @@ def cli_error(*args):
     prefix = "megasim: error: "
     assert out.stderr.startswith(prefix), out.stderr
     return out.stderr[len(prefix):].strip()
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def assert_png(path):
+    data = open(path, "rb").read()
+    assert len(data) > len(PNG_SIGNATURE) and data.startswith(PNG_SIGNATURE), path
+
+
+def plot_cli(*args):
+    """python -m megasim.plot ARGS, with this test's environment (PYTHONPATH from ctest)."""
+    return subprocess.run([sys.executable, "-m", "megasim.plot", *map(str, args)], capture_output=True, text=True,
+                          env=os.environ)
 
 
 @pytest.fixture(scope="session")

@@ -1,28 +1,12 @@
 """Each plot is drawn from a real report (Python's or a file the CLI wrote) and saved as a PNG."""
 import json
 import math
-import os
-import subprocess
-import sys
 
 import pytest
 
 import megasim
 import megasim.plot
-from conftest import SMALL, cli
-
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def assert_png(path):
-    data = open(path, "rb").read()
-    assert len(data) > len(PNG_SIGNATURE) and data.startswith(PNG_SIGNATURE), path
-
-
-def plot_cli(*args):
-    """python -m megasim.plot ARGS, with this test's environment (PYTHONPATH from ctest)."""
-    return subprocess.run([sys.executable, "-m", "megasim.plot", *map(str, args)], capture_output=True, text=True,
-                          env=os.environ)
+from conftest import SMALL, assert_png, cli, plot_cli
 
 
 @pytest.fixture(scope="module")
