@@ -4,16 +4,14 @@
 // its own and expects exit code 2, a message naming the key and the value, and no file written
 // besides the case's own inputs.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "cli_test_util.h"
 
 namespace {
 
@@ -35,19 +33,10 @@ std::string replace_all(std::string text, const std::string& what, const std::st
   return text;
 }
 
-struct Result {
-  int exit_code;
-  std::string output;
-};
+using megasim::cli_testing::Result;
 
 Result run_in(const fs::path& dir, const std::string& args) {
-  const std::string command = "cd '" + dir.string() + "' && " + MEGASIM_BINARY + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) output += buffer.data();
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  return megasim::cli_testing::run_shell("cd '" + dir.string() + "' && " + MEGASIM_BINARY + " " + args + " 2>&1");
 }
 
 std::set<std::string> listing(const fs::path& dir) {
@@ -63,10 +52,7 @@ void write_traces(const fs::path& dir) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   fs::rename(dir / "trace_run" / "trace.json", dir / "trace.json");
   fs::remove_all(dir / "trace_run");
-  std::ifstream in(dir / "trace.json", std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = megasim::cli_testing::contents(dir / "trace.json");
   std::ofstream(dir / "cut.json", std::ios::binary) << text.substr(0, text.size() / 2);
 }
 

@@ -1,30 +1,18 @@
 // End-to-end tests of the megasim executable: exit codes, the JSON contract, and that bad input
 // gives exit code 2, a message naming the key, and no output files.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <span>
 #include <string>
 
+#include "cli_test_util.h"
+
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string command = std::string(MEGASIM_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) output += buffer.data();
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using megasim::cli_testing::Result;
+using megasim::cli_testing::run;
 
 std::string scenario(const std::string& name) {
   return std::string(MEGASIM_SOURCE_DIR) + "/scenarios/" + name;

@@ -2,35 +2,22 @@
 // report.json and trace.json across runs (with stragglers, whose what-ifs run on threads of their
 // own), and byte-identical campaign reports whatever the number of threads.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "cli_test_util.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string run_ok(const std::string& args) {
-  const std::string command = std::string(MEGASIM_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) output += buffer.data();
-  const int status = pclose(pipe);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << args << "\n" << output;
-  return output;
-}
+using megasim::cli_testing::contents;
 
-std::string contents(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+std::string run_ok(const std::string& args) {
+  const megasim::cli_testing::Result r = megasim::cli_testing::run(args);
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output;
+  return r.output;
 }
 
 const std::string kSmall = std::string(MEGASIM_SOURCE_DIR) + "/tests/data/campaign_small.toml";

@@ -3,29 +3,19 @@
 // 98,304-GPU iteration and a 30-day campaign at 12,288 GPUs run within the limits stated in
 // scenarios/memory_budget.h (an allocation past the limit would fail: exit code 1 or a signal).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "cli_test_util.h"
+
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;
-};
+using megasim::cli_testing::Result;
 
 Result run_limited(long kib, const std::string& args) {
-  const std::string command =
-      "bash -c 'ulimit -d " + std::to_string(kib) + " && exec " + MEGASIM_BINARY + " " + args + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) output += buffer.data();
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  return megasim::cli_testing::run_shell("bash -c 'ulimit -d " + std::to_string(kib) + " && exec " + MEGASIM_BINARY +
+                                         " " + args + "' 2>&1");
 }
 
 const std::string k175b = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale/175b_megascale.toml";

@@ -13,6 +13,33 @@
 
 namespace megasim::scenarios::testing {
 
+// The cluster and model of the small simulated scenarios: a 4-layer GPT (16 heads) on one server
+// of 8 A100s; tests append their [plan] section.
+inline constexpr const char* kSmallGptOnOneServer = R"([cluster]
+gpu = "A100"
+gpus = 8
+[model]
+num_layers = 4
+hidden_size = 1024
+num_attention_heads = 16
+seq_length = 1024
+)";
+
+// The trace as a real backend writes it (measured_trace.h): one unit per rank, each with its
+// unit's records.
+inline backend::Trace per_rank(const backend::Trace& trace) {
+  backend::Trace out = trace;
+  out.units.clear();
+  for (const backend::TraceUnit& unit : trace.units) {
+    for (const std::int64_t rank : unit.ranks) {
+      backend::TraceUnit one = unit;
+      one.ranks = {rank};
+      out.units.push_back(one);
+    }
+  }
+  return out;
+}
+
 inline sim::SimTime ms(double milliseconds) {
   return sim::from_seconds(milliseconds / 1e3);
 }

@@ -2,6 +2,7 @@
 // divisor arithmetic, agreement of every simulated row with a plain run_iteration_study, ranking and
 // independence from the thread count, memory rejections, and crossing with varied keys.
 #include "scenarios/sweep_study.h"
+#include "iteration_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -20,15 +21,7 @@ namespace {
 // A 4-layer GPT (16 heads, ffn 4096) on one server of 8 A100s, global batch 8: every number below
 // follows from divisors of 8 and 4.
 Scenario small_scenario() {
-  return load_scenario_text(R"(
-[cluster]
-gpu = "A100"
-gpus = 8
-[model]
-num_layers = 4
-hidden_size = 1024
-num_attention_heads = 16
-seq_length = 1024
+  return load_scenario_text(std::string(testing::kSmallGptOnOneServer) + R"(
 [plan]
 global_batch_size = 8
 sequence_parallel = true

@@ -4,6 +4,7 @@
 // whitespace; equal runs of a tensor-parallel group are stored once; and malformed text is an error
 // at the same line and column as the DOM reader's.
 #include "scenarios/trace_events.h"
+#include "iteration_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -27,6 +28,8 @@
 namespace megasim::scenarios {
 namespace {
 
+using testing::per_rank;
+
 using Kind = JsonValue::Kind;
 
 // A TP x PP x DP plan of 8 GPUs with jitter (so no two units are alike) and its simulated run.
@@ -37,15 +40,7 @@ struct Written {
 
 Written simulate(int tp, int pp) {
   Written w;
-  w.scenario = load_scenario_text(R"(
-[cluster]
-gpu = "A100"
-gpus = 8
-[model]
-num_layers = 4
-hidden_size = 1024
-num_attention_heads = 16
-seq_length = 1024
+  w.scenario = load_scenario_text(std::string(testing::kSmallGptOnOneServer) + R"(
 [plan]
 num_layers_per_virtual_pipeline_stage = 0
 micro_batch_size = 1
@@ -57,20 +52,6 @@ jitter_cv = 0.05
   w.scenario.plan.pipeline_model_parallel_size = pp;
   w.run = run_iteration_study(w.scenario);
   return w;
-}
-
-// The trace as a real backend writes it: one unit per rank, each with its unit's records.
-backend::Trace per_rank(const backend::Trace& trace) {
-  backend::Trace out = trace;
-  out.units.clear();
-  for (const backend::TraceUnit& unit : trace.units) {
-    for (const std::int64_t rank : unit.ranks) {
-      backend::TraceUnit one = unit;
-      one.ranks = {rank};
-      out.units.push_back(one);
-    }
-  }
-  return out;
 }
 
 void expect_same_trace(const backend::Trace& read, const backend::Trace& written) {

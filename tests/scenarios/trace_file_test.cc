@@ -2,6 +2,7 @@
 // scenario reads back record for record, and its replay reproduces the iteration time; traces that
 // cannot be analysed are errors naming the file and the problem.
 #include "scenarios/trace_file.h"
+#include "iteration_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -17,15 +18,7 @@ namespace megasim::scenarios {
 namespace {
 
 Scenario tp_pp_dp() {
-  return load_scenario_text(R"(
-[cluster]
-gpu = "A100"
-gpus = 8
-[model]
-num_layers = 4
-hidden_size = 1024
-num_attention_heads = 16
-seq_length = 1024
+  return load_scenario_text(std::string(testing::kSmallGptOnOneServer) + R"(
 [plan]
 tensor_model_parallel_size = 2
 pipeline_model_parallel_size = 2

@@ -16,6 +16,8 @@
 namespace megasim::scenarios {
 namespace {
 
+using testing::per_rank;
+
 using models::TaskCategory;
 using models::TaskKind;
 using testing::ms;
@@ -23,15 +25,7 @@ using testing::Rec;
 
 Scenario small_scenario(int tp, int pp, int vpp_layers, bool overlap) {
   const std::string flag = overlap ? "true" : "false";
-  Scenario s = load_scenario_text(R"(
-[cluster]
-gpu = "A100"
-gpus = 8
-[model]
-num_layers = 4
-hidden_size = 1024
-num_attention_heads = 16
-seq_length = 1024
+  Scenario s = load_scenario_text(std::string(testing::kSmallGptOnOneServer) + R"(
 [plan]
 micro_batch_size = 1
 global_batch_size = 16
@@ -57,20 +51,6 @@ void expect_same_records(const backend::Trace& a, const backend::Trace& b) {
       ASSERT_EQ(x.end, y.end) << "unit " << u << " task " << i;
     }
   }
-}
-
-// One unit per rank, as a real backend writes it (measured_trace.h).
-backend::Trace per_rank(const backend::Trace& trace) {
-  backend::Trace out = trace;
-  out.units.clear();
-  for (const backend::TraceUnit& unit : trace.units) {
-    for (const std::int64_t rank : unit.ranks) {
-      backend::TraceUnit one = unit;
-      one.ranks = {rank};
-      out.units.push_back(one);
-    }
-  }
-  return out;
 }
 
 struct Plan {

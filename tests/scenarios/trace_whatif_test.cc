@@ -25,15 +25,7 @@ using models::TaskKind;
 
 // Eight replicas of a 4-layer GPT, one A100 each, no overlap of the DP calls with compute.
 RunResult dp_run() {
-  return run_iteration_study(load_scenario_text(R"(
-[cluster]
-gpu = "A100"
-gpus = 8
-[model]
-num_layers = 4
-hidden_size = 1024
-num_attention_heads = 16
-seq_length = 1024
+  return run_iteration_study(load_scenario_text(std::string(testing::kSmallGptOnOneServer) + R"(
 [plan]
 tensor_model_parallel_size = 1
 pipeline_model_parallel_size = 1
