@@ -123,10 +123,6 @@ IterationOracle::IterationOracle(const Scenario& scenario, const topo::Topology&
 }
 
 double IterationOracle::simulate_one(const FabricDamage& capped, double uptime_s) const {
-  if (uptime_s == 0) {
-    return run_iteration_study(scenario_, false, failed_links(capped), /*straggler_whatifs=*/false)
-        .report.iteration_time_s;
-  }
   Scenario at_uptime = scenario_;
   at_uptime.stragglers.uptime_h = uptime_s / 3600;
   return run_iteration_study(at_uptime, false, failed_links(capped), /*straggler_whatifs=*/false)
