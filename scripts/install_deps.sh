@@ -22,11 +22,11 @@ if ((${#missing[@]})); then
 fi
 
 # The project's Python environment: pytest for the binding tests, pandas and matplotlib for
-# megasim.plot, dask.distributed for sweeps (requirements-dev.txt).
+# megasim.plot, dask.distributed and Ray for sweeps (requirements-dev.txt).
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import pytest, pandas, matplotlib, distributed" 2>/dev/null; then
+if ! .venv/bin/python -c "import pytest, pandas, matplotlib, distributed, ray" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r requirements-dev.txt
 fi

@@ -3,7 +3,8 @@
 Thin Python sugar over the C++ core (_megasim). Scenarios come from TOML (`load`, `Scenario.from_toml`)
 or a dict (`Scenario.from_dict`) and are changed key by key (`Scenario.set`); studies return the
 command line's reports (`run` a RunReport, `campaign` a CampaignReport, `whatif` a WhatIfReport,
-`sweep` a pandas DataFrame of `megasim sweep --csv`, the others dicts), with the same numbers. Errors
+`sweep` a pandas DataFrame of `megasim sweep --csv`, its simulations on any concurrent.futures
+executor, RayExecutor for a Ray cluster; the others dicts), with the same numbers. Errors
 in inputs raise ValueError with the message the command line prints. Studies release the GIL, so
 threads can run them side by side. Plots are in megasim.plot (matplotlib).
 """
@@ -14,6 +15,7 @@ from ._megasim import Scenario, keys, __version__  # noqa: F401
 from . import _megasim
 from .reports import CampaignReport, JsonReport, RunReport, WhatIfReport, reports_frame  # noqa: F401
 from .sweeps import sweep  # noqa: F401
+from .ray_executor import RayExecutor  # noqa: F401 (imports Ray only when one is made)
 
 # Real backends run one process per rank under MPI (cpu) or per GPU (cuda): the command line
 # launches them, not a Python call.
