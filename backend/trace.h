@@ -45,6 +45,8 @@ struct FlowTraceRecord {
 struct Trace {
   std::string backend;              // "sim", "cpu", "cuda"
   sim::SimTime iteration_time = 0;  // end of the last task on any rank
+  // Every rank in one unit or another; except a simulation with IterationInputs::one_replica, whose
+  // units are replica 0's, one per stage, standing for every replica.
   std::vector<TraceUnit> units;
   std::vector<FlowTraceRecord> flows;  // may be empty (real backends, or when not requested)
 };

@@ -25,15 +25,18 @@ using scenarios::SweepStatus;
 
 // The CLI's sweep_options: each spec parsed by parse_sweep_axis (ConfigError → ValueError naming the
 // key), in the order given.
-scenarios::SweepOptions sweep_options(const std::vector<std::string>& vary, std::int64_t max_micro_batch_size) {
+scenarios::SweepOptions sweep_options(const std::vector<std::string>& vary, std::int64_t max_micro_batch_size,
+                                      std::size_t confirm_top = scenarios::SweepOptions::kDefaultConfirmTop) {
   scenarios::SweepOptions options;
   options.max_micro_batch_size = max_micro_batch_size;
+  options.confirm_top = confirm_top;
   for (const std::string& spec : vary) options.vary.push_back(scenarios::parse_sweep_axis(spec));
   return options;
 }
 
 SweepStatus parse_status(const std::string& text) {
-  for (const SweepStatus s : {SweepStatus::kSimulated, SweepStatus::kOutOfMemory, SweepStatus::kInvalid}) {
+  for (const SweepStatus s :
+       {SweepStatus::kSimulated, SweepStatus::kScreened, SweepStatus::kOutOfMemory, SweepStatus::kInvalid}) {
     if (scenarios::to_string(s) == text) return s;
   }
   throw py::value_error("sweep candidate: unknown status " + text);
@@ -83,7 +86,8 @@ SweepCandidate candidate_from_dict(const py::dict& d) {
   return c;
 }
 
-// {"candidate": {...}, "iteration_time_s", "tokens_per_s", "mfu", "hfu", "breakdown": {...}}.
+// {"candidate": {...}, "iteration_time_s", "tokens_per_s", "mfu", "hfu", "breakdown": {...},
+// "screen_tokens_per_s"}.
 py::dict to_dict(const SweepRow& row) {
   const scenarios::RankBreakdown& b = row.breakdown;
   py::dict breakdown;
@@ -101,6 +105,7 @@ py::dict to_dict(const SweepRow& row) {
   d["mfu"] = row.mfu;
   d["hfu"] = row.hfu;
   d["breakdown"] = breakdown;
+  d["screen_tokens_per_s"] = row.screen_tokens_per_s;
   return d;
 }
 
@@ -119,6 +124,7 @@ SweepRow row_from_dict(const py::dict& d) {
                    .bubble_s = b["bubble_s"].cast<double>(),
                    .waiting_s = b["waiting_s"].cast<double>(),
                    .total_s = b["total_s"].cast<double>()};
+  row.screen_tokens_per_s = d["screen_tokens_per_s"].cast<double>();
   return row;
 }
 
@@ -137,24 +143,37 @@ py::list candidates(const scenarios::Scenario& s, const std::vector<std::string>
   return list;
 }
 
-py::dict evaluate(const scenarios::Scenario& s, const py::dict& candidate) {
+// `evaluate` (evaluate_sweep_candidate or screen_sweep_candidate) with the GIL released.
+py::dict evaluate(const scenarios::Scenario& s, const py::dict& candidate,
+                  SweepRow (*evaluate)(const scenarios::Scenario&, const SweepCandidate&)) {
   const scenarios::Scenario copy = s;
   const SweepCandidate c = candidate_from_dict(candidate);
   SweepRow row;
   {
     py::gil_scoped_release release;
-    row = scenarios::evaluate_sweep_candidate(copy, c);
+    row = evaluate(copy, c);
   }
   return to_dict(row);
 }
 
-scenarios::SweepReport report(const std::vector<std::string>& vary, std::int64_t max_micro_batch_size,
-                              const py::list& rows) {
+std::vector<SweepRow> rows_from_list(const py::list& rows) {
   std::vector<SweepRow> parsed;
   parsed.reserve(rows.size());
   for (const py::handle row : rows) parsed.push_back(row_from_dict(row.cast<py::dict>()));
+  return parsed;
+}
+
+py::list rows_to_list(const std::vector<SweepRow>& rows) {
+  py::list out;
+  for (const SweepRow& row : rows) out.append(to_dict(row));
+  return out;
+}
+
+scenarios::SweepReport report(const std::vector<std::string>& vary, std::int64_t max_micro_batch_size,
+                              const py::list& rows, std::size_t confirm_top) {
+  std::vector<SweepRow> parsed = rows_from_list(rows);
   py::gil_scoped_release release;
-  return scenarios::make_sweep_report(sweep_options(vary, max_micro_batch_size), std::move(parsed));
+  return scenarios::make_sweep_report(sweep_options(vary, max_micro_batch_size, confirm_top), std::move(parsed));
 }
 
 }  // namespace
@@ -171,10 +190,38 @@ void init_sweep(py::module_& m) {
   m.def("_sweep_candidates", &candidates, py::arg("scenario"), py::arg("vary"), py::arg("max_micro_batch_size"),
         "Every candidate of the sweep as a dict, in key order (enumerate_sweep, GIL released); ValueError as the "
         "CLI for a bad vary spec");
-  m.def("_evaluate_sweep_candidate", &evaluate, py::arg("scenario"), py::arg("candidate"),
-        "The row (a dict) of one candidate: simulated if accepted (GIL released), else as it is");
+  m.def(
+      "_evaluate_sweep_candidate",
+      [](const scenarios::Scenario& s, const py::dict& c) {
+        return evaluate(s, c, &scenarios::evaluate_sweep_candidate);
+      },
+      py::arg("scenario"), py::arg("candidate"),
+      "The row (a dict) of one candidate: simulated in full if accepted (GIL released), else as it is");
+  m.def(
+      "_screen_sweep_candidate",
+      [](const scenarios::Scenario& s, const py::dict& c) {
+        return evaluate(s, c, &scenarios::screen_sweep_candidate);
+      },
+      py::arg("scenario"), py::arg("candidate"),
+      "The row (a dict) of one candidate: screened (one replica for all) if accepted (GIL released), else as it is");
+  py::class_<scenarios::SweepConfirmation>(m, "_SweepConfirmation",
+                                           "Which screened rows to simulate in full (scenarios::SweepConfirmation)")
+      .def(py::init([](const py::list& rows, std::size_t confirm_top) {
+             if (confirm_top < 1) throw py::value_error("confirm_top: a confirmation certifies at least one plan");
+             return scenarios::SweepConfirmation(rows_from_list(rows), confirm_top);
+           }),
+           py::arg("rows"), py::arg("confirm_top"))
+      .def("next", &scenarios::SweepConfirmation::next, "The next row index to simulate in full, or None")
+      .def(
+          "record",
+          [](scenarios::SweepConfirmation& c, std::size_t index, const py::dict& row) {
+            c.record(index, row_from_dict(row));
+          },
+          py::arg("index"), py::arg("row"))
+      .def("remaining", &scenarios::SweepConfirmation::remaining)
+      .def("rows", [](const scenarios::SweepConfirmation& c) { return rows_to_list(c.rows()); });
   m.def("_sweep_report", &report, py::arg("vary"), py::arg("max_micro_batch_size"), py::arg("rows"),
-        "Ranks one row per candidate, given in any order (make_sweep_report)");
+        py::arg("confirm_top"), "Ranks one row per candidate, given in any order (make_sweep_report)");
 }
 
 }  // namespace megasim::bindings

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <utility>
 
 namespace megasim::cli {
 namespace {
@@ -13,15 +12,18 @@ constexpr std::size_t kWidth = 30;
 
 }  // namespace
 
-ProgressBar::ProgressBar(std::string what)
-    : what_(std::move(what)), enabled_(isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
+ProgressBar::ProgressBar() : enabled_(isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
 
 ProgressBar::~ProgressBar() {
   if (drawn_) std::fputs("\r\033[K", stderr);
 }
 
-void ProgressBar::update(std::size_t done, std::size_t total) {
+void ProgressBar::update(std::string_view what, std::size_t done, std::size_t total) {
   if (!enabled_ || total == 0) return;
+  if (what != what_) {
+    what_ = what;
+    start_ = std::chrono::steady_clock::now();
+  }
   const std::size_t filled = done * kWidth / total;
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double eta = done > 0 ? elapsed * static_cast<double>(total - done) / static_cast<double>(done) : 0;

@@ -5,18 +5,20 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace megasim::cli {
 
 class ProgressBar {
  public:
-  // `what` names the items counted ("plans").
-  explicit ProgressBar(std::string what);
+  ProgressBar();
   ~ProgressBar();  // clears the line if anything was drawn
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
 
-  void update(std::size_t done, std::size_t total);
+  // `what` names the items counted ("plans screened"); a new `what` starts a new phase, whose time
+  // (and estimate of the time left) counts from then.
+  void update(std::string_view what, std::size_t done, std::size_t total);
 
  private:
   std::string what_;

@@ -1,3 +1,6 @@
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -22,11 +25,15 @@ struct SweepCommandOptions {
   bool json = false;
   unsigned threads = 0;
   std::int64_t max_micro_batch = 0;
+  std::size_t confirm_top = scenarios::SweepOptions::kDefaultConfirmTop;
+  bool full = false;
 };
 
 scenarios::SweepOptions sweep_options(const SweepCommandOptions& o) {
   scenarios::SweepOptions out;
   out.max_micro_batch_size = o.max_micro_batch;
+  // The rows printed are certified: --top raises the confirmation to them.
+  out.confirm_top = o.full ? 0 : std::max(o.confirm_top, o.top);
   if (!o.gpus.empty()) {
     std::string list;
     for (const std::int64_t g : o.gpus) list += (list.empty() ? "" : ",") + std::to_string(g);
@@ -51,9 +58,11 @@ void run_sweep(const SweepCommandOptions& o) {
   check_csv_path(o.csv);
   scenarios::SweepReport report;
   {
-    ProgressBar bar("plans simulated");
+    ProgressBar bar;
     report = scenarios::run_sweep_study(s, options, o.threads,
-                                        [&bar](std::size_t done, std::size_t total) { bar.update(done, total); });
+                                        [&bar](std::string_view phase, std::size_t done, std::size_t total) {
+                                          bar.update(fmt::format("plans {}", phase), done, total);
+                                        });
   }
   if (!o.csv.empty()) write_file(o.csv, scenarios::to_csv(report), "--csv");
   std::cout << (o.json ? scenarios::to_json(report, o.top) : scenarios::to_text(report, o.top)) << std::flush;
@@ -78,6 +87,12 @@ Action register_sweep(CLI::App& app) {
   cmd->add_option("--threads", o->threads,
                   "simulations run at once (0: one per hardware thread; results do not change)")
       ->capture_default_str();
+  cmd->add_option("--confirm-top", o->confirm_top,
+                  "simulate in full, every replica and flow, every plan that could be among the K fastest (of each "
+                  "point of --vary); the rest keep their one-replica screen, an upper bound (at least --top)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--full", o->full, "simulate every plan in full (no screen)");
   cmd->add_option("--max-micro-batch", o->max_micro_batch,
                   "largest micro-batch size tried (powers of two from 1; 0: up to the global batch)")
       ->capture_default_str();

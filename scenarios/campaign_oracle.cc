@@ -125,8 +125,10 @@ IterationOracle::IterationOracle(const Scenario& scenario, const topo::Topology&
 double IterationOracle::simulate_one(const FabricDamage& capped, double uptime_s) const {
   Scenario at_uptime = scenario_;
   at_uptime.stragglers.uptime_h = uptime_s / 3600;
-  return run_iteration_study(at_uptime, false, failed_links(capped), /*straggler_whatifs=*/false)
-      .report.iteration_time_s;
+  RunOptions options;
+  options.failed_links = failed_links(capped);
+  options.straggler_whatifs = false;
+  return run_iteration_study(at_uptime, options).report.iteration_time_s;
 }
 
 void IterationOracle::simulate(const std::vector<FabricDamage>& states, double max_uptime_s, unsigned threads) {

@@ -67,9 +67,9 @@ void write_doubles(JsonWriter& w, std::string_view key, const std::vector<double
   w.end_array();
 }
 
-}  // namespace
-
-IterationReport summarize(const models::Workload& workload, const backend::Trace& trace, const models::GpuSpec& gpu) {
+// The figures of summarize_throughput, from the units' breakdowns.
+IterationReport headline(const models::Workload& workload, const backend::Trace& trace, const models::GpuSpec& gpu,
+                         const std::vector<RankBreakdown>& by_unit) {
   MEGASIM_ASSERT(trace.iteration_time > 0, "an iteration takes time");
   MEGASIM_ASSERT(!trace.units.empty(), "a trace has at least one unit");
   IterationReport r;
@@ -83,9 +83,20 @@ IterationReport summarize(const models::Workload& workload, const backend::Trace
   r.mfu = models::flops_utilization(workload.model_flops, r.iteration_time_s, world, gpu.peak_bf16_dense_tflops);
   r.hfu = models::flops_utilization(workload.hardware_flops, r.iteration_time_s, world, gpu.peak_bf16_dense_tflops);
   r.flop_convention = std::string(models::kFlopConvention);
-
-  const std::vector<RankBreakdown> by_unit = breakdown_by_unit(workload, trace);
   r.mean = weighted_mean(trace, by_unit);
+  return r;
+}
+
+}  // namespace
+
+IterationReport summarize_throughput(const models::Workload& workload, const backend::Trace& trace,
+                                     const models::GpuSpec& gpu) {
+  return headline(workload, trace, gpu, breakdown_by_unit(workload, trace));
+}
+
+IterationReport summarize(const models::Workload& workload, const backend::Trace& trace, const models::GpuSpec& gpu) {
+  const std::vector<RankBreakdown> by_unit = breakdown_by_unit(workload, trace);
+  IterationReport r = headline(workload, trace, gpu, by_unit);
   std::size_t critical = 0;
   sim::SimTime latest = -1;
   const std::vector<sim::SimTime> compute_ends = compute_stream_ends(workload, trace);

@@ -108,6 +108,12 @@ struct TaskRef {
 // Preconditions (asserted): every unit's stage is a stage of the workload and its records match
 // the stage program one to one; iteration_time > 0.
 IterationReport summarize(const models::Workload& workload, const backend::Trace& trace, const models::GpuSpec& gpu);
+// summarize's headline alone: backend, GPU, plan, iteration time, tokens/s, MFU, HFU and the mean
+// breakdown (critical unit, heat map and critical path left empty). It reads each unit as standing
+// for its ranks, so it also summarises a one-replica trace (backend::IterationInputs::one_replica),
+// whose units stand for every replica of their stage: all stages have equal weight either way.
+IterationReport summarize_throughput(const models::Workload& workload, const backend::Trace& trace,
+                                     const models::GpuSpec& gpu);
 
 // The breakdown of every unit, index = Trace::units index (the rule at the top of this file).
 std::vector<RankBreakdown> breakdown_by_unit(const models::Workload& workload, const backend::Trace& trace);

@@ -1,6 +1,7 @@
 #include "scenarios/run_study.h"
 
 #include <chrono>
+#include <memory>
 #include <utility>
 
 #include "backend/sim/iteration_executor.h"
@@ -16,50 +17,84 @@
 #include "topology/topology.h"
 
 namespace megasim::scenarios {
+namespace {
 
-RunResult run_iteration_study(const Scenario& s, bool record_flows, std::vector<topo::LinkId> failed_links,
-                              bool straggler_whatifs) {
-  const auto wall_start = std::chrono::steady_clock::now();
+// What both studies build before simulating: the checked plan, its workload, the cluster, the
+// simulation's inputs with the stragglers drawn and applied. The inputs point at the workload and
+// the topology, so an IterationSetup is used where it was built (not copied or moved).
+struct IterationSetup {
+  DeviceModel device;
+  models::MemoryEstimate memory;
+  models::Workload workload;
+  topo::Topology topology;
+  backend::IterationInputs inputs;
+  StragglerDraw draw;
+};
+
+// Throws sim::ConfigError for an invalid scenario, an impossible plan or one that does not fit.
+std::unique_ptr<IterationSetup> prepare(const Scenario& s, const RunOptions& options) {
   validate(s);
-  const DeviceModel device = device_model(s);
-  const models::GpuSpec& gpu = device.gpu;
+  DeviceModel device = device_model(s);
   const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
   const models::MemoryEstimate memory = models::estimate_memory(s.model, plan);
-  models::require_fits(memory, gpu);
+  models::require_fits(memory, device.gpu);
+  models::Workload workload = models::build_workload(s.model, plan);
+  // The straggler what-ifs keep this simulation's trace while three more run at once.
+  const bool whatifs = s.stragglers.active() && options.straggler_whatifs;
+  require_memory_for(iteration_footprint(workload, s.cluster.gpus, options.record_flows), whatifs ? 4 : 1);
+  auto setup = std::make_unique<IterationSetup>(IterationSetup{
+      std::move(device), memory, std::move(workload), topo::Topology::build(effective_cluster(s)), {}, {}});
+  backend::IterationInputs& inputs = setup->inputs;
+  inputs.workload = &setup->workload;
+  inputs.topology = &setup->topology;
+  inputs.placement = plan_placement(s, setup->topology, plan.tp, plan.dp, plan.pp);
+  inputs.fabric = setup->device.fabric;
+  inputs.fabric.ecmp.seed = sim::RngStreams(s.seed).stream_seed("fabric.ecmp");
+  inputs.collective = setup->device.collective;
+  inputs.gpu = setup->device.gpu;
+  inputs.calibration = setup->device.compute;
+  inputs.record_flows = options.record_flows;
+  if (s.stragglers.active()) {
+    setup->draw = draw_stragglers(s.stragglers, setup->workload, setup->topology, s.seed);
+    apply(setup->draw, inputs);
+  }
+  inputs.failed_links = options.failed_links;
+  return setup;
+}
+
+}  // namespace
+
+RunResult run_iteration_study(const Scenario& s, RunOptions options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const std::unique_ptr<IterationSetup> setup = prepare(s, options);
+  backend::IterationInputs& inputs = setup->inputs;
+  const models::GpuSpec& gpu = setup->device.gpu;
 
   RunResult result;
-  result.workload = models::build_workload(s.model, plan);
-  // The straggler what-ifs keep this simulation's trace while three more run at once.
-  const bool whatifs = s.stragglers.active() && straggler_whatifs;
-  require_memory_for(iteration_footprint(result.workload, s.cluster.gpus, record_flows), whatifs ? 4 : 1);
-  const topo::Topology topology = topo::Topology::build(effective_cluster(s));
-
-  backend::IterationInputs inputs;
-  inputs.workload = &result.workload;
-  inputs.topology = &topology;
-  inputs.placement = plan_placement(s, topology, plan.tp, plan.dp, plan.pp);
-  inputs.fabric = device.fabric;
-  inputs.fabric.ecmp.seed = sim::RngStreams(s.seed).stream_seed("fabric.ecmp");
-  inputs.collective = device.collective;
-  inputs.gpu = gpu;
-  inputs.calibration = device.compute;
-  inputs.record_flows = record_flows;
-  const bool stragglers = s.stragglers.active();
-  StragglerDraw draw;
-  if (stragglers) {
-    draw = draw_stragglers(s.stragglers, result.workload, topology, s.seed);
-    apply(draw, inputs);
-  }
-  inputs.failed_links = std::move(failed_links);
   result.trace = backend::simulate_iteration(inputs, &result.stats);
-
-  result.report = summarize(result.workload, result.trace, gpu);
-  if (stragglers && straggler_whatifs) {
+  result.report = summarize(setup->workload, result.trace, gpu);
+  if (s.stragglers.active() && options.straggler_whatifs) {
     inputs.record_flows = false;
-    result.report.stragglers = analyse_stragglers(s.stragglers, draw, inputs, result.trace);
+    result.report.stragglers = analyse_stragglers(s.stragglers, setup->draw, inputs, result.trace);
   }
-  result.report.memory = memory;
+  result.report.memory = setup->memory;
+  result.workload = std::move(setup->workload);  // the inputs point at it: last
   result.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+ScreenResult screen_iteration_study(const Scenario& s) {
+  RunOptions options;
+  options.straggler_whatifs = false;
+  const std::unique_ptr<IterationSetup> setup = prepare(s, options);
+  backend::IterationInputs& inputs = setup->inputs;
+  ScreenResult result;
+  result.one_replica = backend::replicas_identical(inputs);
+  inputs.one_replica = result.one_replica;
+  const backend::Trace trace = backend::simulate_iteration(inputs);
+  result.report = result.one_replica ? summarize_throughput(setup->workload, trace, setup->device.gpu)
+                                     : summarize(setup->workload, trace, setup->device.gpu);
+  result.report.memory = setup->memory;
   return result;
 }
 

@@ -22,13 +22,32 @@ struct RunResult {
   backend::IterationStats stats;  // simulator counters (benchmarks)
 };
 
+struct RunOptions {
+  bool record_flows = false;  // fill Trace::flows
+  // Links of the scenario's topology (Topology::build of effective_cluster) that failed before the
+  // iteration and are routed around (campaigns).
+  std::vector<topo::LinkId> failed_links;
+  // With active [stragglers], also run the straggler analysis (up to five more simulations,
+  // straggler_report.h) into report.stragglers; callers that need only the iteration time
+  // (campaigns, sweeps) turn it off.
+  bool straggler_whatifs = true;
+};
+
 // Throws sim::ConfigError for an invalid scenario, an impossible plan, or a plan whose peak memory
-// per GPU exceeds the GPU's HBM. failed_links: links of the scenario's topology (Topology::build of
-// effective_cluster) that failed before the iteration and are routed around (campaigns).
-// straggler_whatifs: with active [stragglers], also run the straggler analysis (up to five more
-// simulations, straggler_report.h) into report.stragglers; callers that need only the iteration time
-// (campaigns) turn it off.
-RunResult run_iteration_study(const Scenario& scenario, bool record_flows = false,
-                              std::vector<topo::LinkId> failed_links = {}, bool straggler_whatifs = true);
+// per GPU exceeds the GPU's HBM.
+RunResult run_iteration_study(const Scenario& scenario, RunOptions options = {});
+
+// The sweep's screen of a plan (scenarios/sweep_study.h): run_iteration_study's iteration with data-
+// parallel replica 0 standing for every replica (backend::IterationInputs::one_replica) when the
+// replicas are identical (backend::replicas_identical), which leaves out the ECMP collisions of the
+// other replicas' pipeline transfers with replica 0's. The report holds summarize_throughput's
+// figures. When the replicas differ (stragglers, failed links) every replica is simulated: the
+// report is then run_iteration_study's, without the straggler what-ifs, and one_replica is false.
+// Throws as run_iteration_study.
+struct ScreenResult {
+  IterationReport report;
+  bool one_replica = false;
+};
+ScreenResult screen_iteration_study(const Scenario& scenario);
 
 }  // namespace megasim::scenarios

@@ -157,6 +157,8 @@ std::string_view to_string(SweepStatus status) {
       return "out_of_memory";
     case SweepStatus::kInvalid:
       return "invalid";
+    case SweepStatus::kScreened:
+      return "screened";
     case SweepStatus::kSimulated:
       break;
   }

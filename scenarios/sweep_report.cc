@@ -2,6 +2,7 @@
 // CSV and JSON are written in the shortest form that round-trips, so equal reports give equal files.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,19 @@ bool simulated(const SweepRow& row) {
   return row.candidate.status == SweepStatus::kSimulated;
 }
 
-// Rows written: the first `top` simulated ones (0: all), then every rejected one.
+// Rows with figures: simulated in full, or screened.
+bool has_figures(const SweepRow& row) {
+  return simulated(row) || row.candidate.status == SweepStatus::kScreened;
+}
+
+// Rows written: the first `top` simulated ones (0: all), then every other one.
 bool written(const SweepRow& row, std::size_t rank, std::size_t top) {
   return !simulated(row) || top == 0 || rank < top;
+}
+
+// The screen's tokens/s in a CSV cell: empty when the row was not screened.
+std::string screen_cell(const SweepRow& row) {
+  return row.screen_tokens_per_s > 0 ? fmt::format("{}", row.screen_tokens_per_s) : std::string();
 }
 
 std::string csv_field(const std::string& text) {
@@ -44,10 +55,23 @@ bool own_text_column(const std::string& key) {
 }  // namespace
 
 std::string to_text(const SweepReport& r, std::size_t top) {
-  std::string out =
-      fmt::format("sweep: {} candidate plans: {} simulated, {} do not fit in memory, {} invalid (Megatron's rules)\n",
-                  r.rows.size(), r.simulated, r.out_of_memory, r.invalid);
+  std::string out = fmt::format(
+      "sweep: {} candidate plans: {} simulated in full, {} screened, {} do not fit in memory, {} invalid (Megatron's "
+      "rules)\n",
+      r.rows.size(), r.simulated, r.screened, r.out_of_memory, r.invalid);
   if (!r.varied_keys.empty()) out += fmt::format("varied: {}\n", fmt::join(r.varied_keys, ", "));
+  if (r.screened > 0) {
+    out += fmt::format(
+        "screen: replica 0 stood for every replica (no ECMP collisions among the replicas' pipeline transfers), an "
+        "upper bound on tokens/s; every plan that could reach the top {}{} was simulated in full (--full: all)\n",
+        r.confirm_top, r.varied_keys.empty() ? "" : " of its point");
+  }
+  if (r.bound_violations > 0) {
+    out += fmt::format(
+        "warning: {} plans ran faster in full than their screen (by up to {:.3g}%): a plan left screened may be "
+        "faster than its screen says; --full simulates every plan\n",
+        r.bound_violations, 100 * r.largest_bound_excess);
+  }
   if (r.simulated == 0) return out + "no plan fits: see --csv for each candidate's reason\n";
   const std::size_t shown = top == 0 ? r.simulated : std::min(top, r.simulated);
   out += fmt::format("ranked by throughput{}; times in seconds, the breakdown a mean over ranks\n",
@@ -77,6 +101,14 @@ std::string to_text(const SweepReport& r, std::size_t top) {
         static_cast<double>(c.peak_memory_bytes) / kGB, row.iteration_time_s, b.compute_s, b.tp_exposed_s,
         b.pp_exposed_s, b.dp_exposed_s, b.bubble_s, b.waiting_s);
   }
+  if (r.screened > 0) {
+    double best_screen = 0;
+    for (const SweepRow& row : r.rows) {
+      if (row.candidate.status == SweepStatus::kScreened) best_screen = std::max(best_screen, row.tokens_per_s);
+    }
+    out += fmt::format("{} more plans only screened, at most {:.0f} tokens/s each (--csv lists them)\n", r.screened,
+                       best_screen);
+  }
   out += fmt::format(
       "vpp: model chunks per pipeline rank; mb: micro-batch size; m: micro-batches per replica; "
       "mem: peak stage, per GPU\nconvention: {}\n",
@@ -90,7 +122,7 @@ std::string to_csv(const SweepReport& r) {
   out +=
       ",gpus,tp,pp,dp,layers_per_virtual_stage,vpp,micro_batch_size,num_microbatches,status,iteration_time_s,"
       "tokens_per_s,mfu,hfu,peak_memory_bytes,peak_stage,hbm_bytes,compute_s,tp_exposed_s,pp_exposed_s,dp_exposed_s,"
-      "bubble_s,waiting_s,reason\n";
+      "bubble_s,waiting_s,screen_tokens_per_s,reason\n";
   const auto derived = [](std::int64_t x) { return x > 0 ? std::to_string(x) : std::string(); };
   for (std::size_t i = 0; i < r.rows.size(); ++i) {
     const SweepRow& row = r.rows[i];
@@ -99,16 +131,17 @@ std::string to_csv(const SweepReport& r) {
     for (const std::string& v : c.point_values) out += "," + csv_field(v);
     out += fmt::format(",{},{},{},{},{},{},{},{},{}", c.gpus, c.tp, c.pp, derived(c.dp), c.layers_per_virtual_stage,
                        derived(c.virtual_stages), c.micro_batch_size, derived(c.num_microbatches), to_string(c.status));
-    if (simulated(row)) {
+    if (has_figures(row)) {
       const RankBreakdown& b = row.breakdown;
       out += fmt::format(",{},{},{},{}", row.iteration_time_s, row.tokens_per_s, row.mfu, row.hfu);
       out += fmt::format(",{},{},{}", c.peak_memory_bytes, c.peak_stage, c.hbm_bytes);
       out += fmt::format(",{},{},{},{},{},{}", b.compute_s, b.tp_exposed_s, b.pp_exposed_s, b.dp_exposed_s, b.bubble_s,
                          b.waiting_s);
+      out += "," + screen_cell(row);
     } else if (c.status == SweepStatus::kOutOfMemory) {
-      out += fmt::format(",,,,,{},{},{},,,,,,", c.peak_memory_bytes, c.peak_stage, c.hbm_bytes);
+      out += fmt::format(",,,,,{},{},{},,,,,,,", c.peak_memory_bytes, c.peak_stage, c.hbm_bytes);
     } else {
-      out += ",,,,,,,,,,,,,";
+      out += ",,,,,,,,,,,,,,";
     }
     out += "," + csv_field(c.reason) + "\n";
   }
@@ -122,11 +155,14 @@ std::string to_json(const SweepReport& r, std::size_t top) {
   for (const std::string& key : r.varied_keys) w.value(key);
   w.end_array();
   w.field("flop_convention", r.flop_convention);
+  w.field("confirm_top", static_cast<std::uint64_t>(r.confirm_top));
   w.key("counts").begin_object();
   w.field("candidates", static_cast<std::uint64_t>(r.rows.size()));
   w.field("simulated", static_cast<std::uint64_t>(r.simulated));
+  w.field("screened", static_cast<std::uint64_t>(r.screened));
   w.field("out_of_memory", static_cast<std::uint64_t>(r.out_of_memory));
   w.field("invalid", static_cast<std::uint64_t>(r.invalid));
+  w.field("bound_violations", static_cast<std::uint64_t>(r.bound_violations));
   w.end_object();
   w.key("rows").begin_array();
   for (std::size_t i = 0; i < r.rows.size(); ++i) {
@@ -147,13 +183,13 @@ std::string to_json(const SweepReport& r, std::size_t top) {
       w.field("peak_bytes", c.peak_memory_bytes).field("peak_stage", c.peak_stage).field("hbm_bytes", c.hbm_bytes);
       w.end_object();
     }
-    if (simulated(row)) {
+    if (has_figures(row)) {
       w.field("iteration_time_s", row.iteration_time_s).field("tokens_per_s", row.tokens_per_s);
       w.field("mfu", row.mfu).field("hfu", row.hfu).key("breakdown");
       write_breakdown_json(w, row.breakdown);
-    } else {
-      w.field("reason", c.reason);
+      if (row.screen_tokens_per_s > 0) w.field("screen_tokens_per_s", row.screen_tokens_per_s);
     }
+    if (!simulated(row)) w.field("reason", c.reason);
     w.end_object();
   }
   w.end_array();

@@ -1,9 +1,29 @@
 // `megasim sweep`: which plan is fastest for this model on this cluster? Enumerates the parallel
 // plans of a scenario (TP x PP x virtual stages x micro-batch, DP derived), lets Megatron's
 // validation (models::resolve_plan, through run_plan_study) and the memory estimate accept or reject
-// each, simulates every accepted plan with the full iteration simulation (run_iteration_study) on a
-// pool of threads, and ranks them by throughput. Any scenario key can be swept as well (`--vary`),
-// as a cross product with the plan enumeration.
+// each, simulates the accepted plans on a pool of threads (screen, then confirmation, below), and
+// ranks them by throughput. Any scenario key can be swept as well (`--vary`), as a cross product
+// with the plan enumeration.
+//
+// Screen and confirmation. Simulating every rank and flow of every plan costs seconds a plan at
+// 10,000 GPUs, while the replicas of a healthy cluster differ only in how their pipeline transfers
+// collide on the fabric. So each accepted plan is first screened (screen_iteration_study): replica 0
+// stands for every replica, the DP collectives still run over all of them, and only the other
+// replicas' pipeline flows are left off the fabric. The executor's times only grow with task
+// durations (fixed stream orders, max-plus), and replica 0's transfers mostly only speed up without
+// the others; but max-min sharing is not monotone (removing a flow can slow another that shared a
+// link with it), so the screen's tokens/s is an upper bound on the full simulation's by observation,
+// not by theorem: the tests compare every plan of full sweeps, and a report counts any full result
+// above its screen (SweepReport::bound_violations).
+// Then, for each point of the varied keys, the plans are simulated in full (run_iteration_study) in
+// the order of their screens, until the next screen is below the confirm_top-th best full result of
+// its point: every plan that could reach a point's top confirm_top is simulated in full, and the
+// others keep their screens, marked kScreened. The set simulated in full is that of this sequential
+// rule whatever the thread count (work done ahead of it by other threads is dropped), and equals the
+// full sweep's top confirm_top of every point whenever the screens bound. confirm_top 0 simulates
+// every accepted plan in full. Scenarios whose replicas differ (stragglers, failed links) are
+// simulated in full by the screen itself (screen_iteration_study), which the confirmation then
+// counts as done.
 //
 // The candidate space, for each point of the varied keys' cross product (the scenario with those
 // assignments applied; a varied plan dimension is fixed to its value instead of being enumerated):
@@ -25,7 +45,8 @@
 //
 // Determinism: rows are ranked by tokens/s, descending, ties by the candidate's key (point of the
 // varied keys, tp, pp, layers per virtual stage, micro-batch, ascending); each simulation is a pure
-// function of its scenario, so the report does not depend on the thread count or completion order.
+// function of its scenario and the confirmation's set is the sequential rule's, so the report does not
+// depend on the thread count or completion order.
 #pragma once
 
 #include <cstddef>
@@ -60,9 +81,13 @@ inline constexpr std::size_t kMaxSweepAxisValues = 4096;
 struct SweepOptions {
   std::vector<SweepAxis> vary;            // cross product, the last axis varying fastest; keys distinct
   std::int64_t max_micro_batch_size = 0;  // largest micro-batch enumerated; 0: the global batch size
+  // Plans of each point certified by a full simulation (the contract at the top); 0: every plan.
+  std::size_t confirm_top = kDefaultConfirmTop;
+  static constexpr std::size_t kDefaultConfirmTop = 10;
 };
 
-enum class SweepStatus : std::uint8_t { kSimulated, kOutOfMemory, kInvalid };
+// kSimulated: simulated in full (every replica); kScreened: only screened (one replica for all).
+enum class SweepStatus : std::uint8_t { kSimulated, kScreened, kOutOfMemory, kInvalid };
 std::string_view to_string(SweepStatus status);
 
 // One plan to try. `overrides` applied to the base scenario (apply_overrides) give the plan's
@@ -81,7 +106,7 @@ struct SweepCandidate {
   std::int64_t peak_stage = 0;
   double hbm_bytes = 0;
   SweepStatus status = SweepStatus::kSimulated;  // kSimulated here means "accepted, to simulate"
-  std::string reason;                            // why it was rejected; empty when accepted
+  std::string reason;  // why it was rejected, or why a screened plan was not simulated in full
 };
 
 // The key that breaks ties: (point, tp, pp, layers_per_virtual_stage, micro_batch_size).
@@ -92,7 +117,8 @@ bool key_less(const SweepCandidate& a, const SweepCandidate& b);
 // units x micro-batches x model chunks. Never changes a result.
 double estimated_cost(const SweepCandidate& c);
 
-// A candidate and, when simulated, what the iteration simulation reported.
+// A candidate and, when simulated, what the simulation reported: the full simulation's figures for
+// kSimulated, the screen's for kScreened.
 struct SweepRow {
   SweepCandidate candidate;
   double iteration_time_s = 0;
@@ -100,14 +126,25 @@ struct SweepRow {
   double mfu = 0;
   double hfu = 0;
   RankBreakdown breakdown;  // IterationReport::mean: compute, exposed TP/PP/DP, bubble, waiting
+  // The screen's tokens/s (one replica for all), the bound on tokens_per_s; 0 when not screened
+  // (confirm_top 0, or replicas that differ).
+  double screen_tokens_per_s = 0;
 };
 
 struct SweepReport {
   std::vector<std::string> varied_keys;
   std::string flop_convention;
-  // Simulated rows ranked (the contract at the top), then rejected rows by key.
+  std::size_t confirm_top = 0;  // SweepOptions::confirm_top
+  // Rows simulated in full ranked (the contract at the top), then screened rows by their screens,
+  // then rejected rows by key.
   std::vector<SweepRow> rows;
-  std::size_t simulated = 0, out_of_memory = 0, invalid = 0;
+  std::size_t simulated = 0, screened = 0, out_of_memory = 0, invalid = 0;
+  // Rows simulated in full faster than their screen (relative 1e-9), against the screen's contract,
+  // and the largest such excess (full / screen - 1): 0 unless the ranking below the certified plans
+  // may be inexact.
+  std::size_t bound_violations = 0;
+  static constexpr double kBoundTolerance = 1e-9;
+  double largest_bound_excess = 0;
   double wall_time_s = 0;  // host time of the whole study (not deterministic; in no writer's output)
 };
 
@@ -120,34 +157,78 @@ std::vector<SweepCandidate> enumerate_sweep(const Scenario& base, const SweepOpt
 // The candidate's scenario: base with its overrides applied.
 Scenario candidate_scenario(const Scenario& base, const SweepCandidate& candidate);
 
-// Simulates an accepted candidate: exactly run_iteration_study(candidate_scenario(...)) without the
-// straggler what-ifs, whose report it copies. A rejected candidate is returned as it is.
-// Thread-safe: it shares nothing between calls.
+// Simulates an accepted candidate in full: exactly run_iteration_study(candidate_scenario(...))
+// without the straggler what-ifs, whose report it copies (status kSimulated). A rejected candidate
+// is returned as it is; a screened one is simulated in full. Thread-safe: it shares nothing between
+// calls.
 SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& candidate);
 
+// Screens an accepted candidate: screen_iteration_study(candidate_scenario(...)), status kScreened
+// with the screen's figures and screen_tokens_per_s; kSimulated when its replicas differ (the screen
+// then was the full simulation). A rejected candidate is returned as it is. Thread-safe.
+SweepRow screen_sweep_candidate(const Scenario& base, const SweepCandidate& candidate);
+
+// The confirmation (the contract at the top), for any executor: which screened rows to simulate in
+// full, in what order, and the rows that come of it. Not thread-safe: one caller hands out the work.
+class SweepConfirmation {
+ public:
+  // One row per candidate of enumerate_sweep, in any order, each as screen_sweep_candidate returned
+  // it (rejected rows included); confirm_top >= 1. Indices are positions in this vector.
+  SweepConfirmation(std::vector<SweepRow> screened, std::size_t confirm_top);
+  // A row (an index into the rows) to simulate in full next, or nullopt when the full results recorded
+  // so far show that no row not yet handed out can reach its point's top: then none ever will (the
+  // bounds to beat only rise). Each index is handed out once.
+  std::optional<std::size_t> next();
+  // The candidate of a row.
+  [[nodiscard]] const SweepCandidate& candidate(std::size_t index) const { return screened_.at(index).candidate; }
+  // evaluate_sweep_candidate's row for an index next() handed out.
+  void record(std::size_t index, SweepRow full);
+  // Rows handed out and not yet recorded, plus those that would still be handed out as things stand
+  // (a progress total that can only shrink).
+  [[nodiscard]] std::size_t remaining() const;
+  // The rows of the sequential rule (the contract at the top), in the order given. Precondition (asserted):
+  // every index handed out has been recorded.
+  [[nodiscard]] std::vector<SweepRow> rows() const;
+
+ private:
+  [[nodiscard]] double bound_to_beat(std::size_t point) const;  // -inf until confirm_top are known
+
+  std::vector<SweepRow> screened_;
+  std::vector<std::optional<SweepRow>> full_;  // by row
+  std::size_t confirm_top_;
+  std::vector<std::size_t> order_;                  // screened rows by screen (descending), then key
+  std::size_t cursor_ = 0;                          // into order_
+  std::vector<std::vector<double>> full_by_point_;  // tokens/s of the full results, descending
+  std::size_t in_flight_ = 0;
+};
+
 // The report of rows evaluated elsewhere (one per candidate of enumerate_sweep, in any order; e.g.
-// evaluate_sweep_candidate run by another executor): counts them and ranks them as run_sweep_study
-// does. wall_time_s is left 0.
+// SweepConfirmation::rows, or evaluate_sweep_candidate run by another executor): counts them and
+// ranks them as run_sweep_study does. wall_time_s is left 0.
 SweepReport make_sweep_report(const SweepOptions& options, std::vector<SweepRow> rows);
 
-// Called after each simulation as (finished, total); calls are serialised but may come from any of
-// the pool's threads.
-using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
+// Called after each simulation as (phase, finished, total): phase "screened" for the screens,
+// "simulated in full" for the full simulations (whose total may shrink as the bounds rise); calls
+// are serialised but may come from any of the pool's threads.
+using SweepProgress = std::function<void(std::string_view phase, std::size_t done, std::size_t total)>;
 
-// enumerate_sweep, then evaluate_sweep_candidate for every accepted candidate on `threads` threads
+// enumerate_sweep, then screen_sweep_candidate for every accepted candidate and the confirmation
+// (every accepted candidate evaluate_sweep_candidate'd when confirm_top is 0) on `threads` threads
 // (0: one per hardware thread), then make_sweep_report. An exception in a simulation stops the pool (no new
 // simulation starts) and is rethrown once it has stopped (the first by key of those that failed).
 SweepReport run_sweep_study(const Scenario& base, const SweepOptions& options, unsigned threads = 0,
                             const SweepProgress& progress = {});
 
-// Text: a header with the counts, then the top `top` simulated rows (0: all) ranked, with tokens/s,
-// MFU, memory, iteration time and breakdown; rejected rows are only counted.
+// Text: a header with the counts, then the top `top` rows simulated in full (0: all) ranked, with
+// tokens/s, MFU, memory, iteration time and breakdown; screened and rejected rows are only counted.
 std::string to_text(const SweepReport& report, std::size_t top = 0);
-// CSV with a header: every row, simulated and rejected (status and reason columns; empty cells for
-// figures a row does not have). One column per varied key first.
+// CSV with a header: every row, simulated, screened and rejected (status and reason columns; empty
+// cells for figures a row does not have; a rank only for rows simulated in full). One column per
+// varied key first.
 std::string to_csv(const SweepReport& report);
-// JSON: {"varied_keys", "flop_convention", "counts", "rows": [...]} with every row; `top` limits the
-// simulated rows written (0: all; rejected rows are always written).
+// JSON: {"varied_keys", "flop_convention", "confirm_top", "counts", "rows": [...]} with every row;
+// `top` limits the rows simulated in full that are written (0: all; screened and rejected rows are
+// always written).
 std::string to_json(const SweepReport& report, std::size_t top = 0);
 
 }  // namespace megasim::scenarios

@@ -1,7 +1,8 @@
 // Data-parallel collectives: the k-th DP task of a stage is one NCCL call on each of the stage's tp
 // DP groups. NCCL starts moving data only when every member has called it, so the call waits for
 // the last replica to issue it; each group then runs its ring on the fabric, and the task ends in
-// every replica when the last group is done (the replicas of a stage wait on the same calls).
+// every replica when the last group is done (the replicas of a stage wait on the same calls). With
+// one_replica the call waits for the one simulated replica and still runs over every replica's GPUs.
 #include "backend/sim/executor_impl.h"
 #include "sim/error.h"
 
@@ -12,13 +13,13 @@ void Executor::issue_dp(std::int32_t u, std::int32_t task) {
   const std::int32_t call = stages_[static_cast<std::size_t>(unit.stage)].dp_call[static_cast<std::size_t>(task)];
   DpCall& c = dp_calls_[static_cast<std::size_t>(unit.stage)][static_cast<std::size_t>(call)];
   MEGASIM_ASSERT(c.task == task, "replicas of a stage disagree on their DP calls");
-  if (++c.issued == dp_) launch_dp(unit.stage, call);
+  if (++c.issued == replicas_) launch_dp(unit.stage, call);
 }
 
 void Executor::launch_dp(std::int32_t stage, std::int32_t call) {
   DpCall& c = dp_calls_[static_cast<std::size_t>(stage)][static_cast<std::size_t>(call)];
   const models::Task& task = workload_.stages[static_cast<std::size_t>(stage)].tasks[static_cast<std::size_t>(c.task)];
-  for (std::int64_t d = 0; d < dp_; ++d) record(unit_of(stage, d), c.task).transfer_start = sim_.now();
+  for (std::int64_t d = 0; d < replicas_; ++d) record(unit_of(stage, d), c.task).transfer_start = sim_.now();
   c.running = static_cast<std::int32_t>(tp_);
   for (std::int64_t t = 0; t < tp_; ++t) {
     const auto group = static_cast<std::size_t>(stage * tp_ + t);
@@ -36,7 +37,7 @@ void Executor::on_dp_done(std::int32_t stage, std::int32_t call) {
   DpCall& c = dp_calls_[static_cast<std::size_t>(stage)][static_cast<std::size_t>(call)];
   MEGASIM_ASSERT(c.running > 0, "a DP collective ended that was not running");
   if (--c.running > 0) return;
-  for (std::int64_t d = 0; d < dp_; ++d) finish_task(unit_of(stage, d), c.task);
+  for (std::int64_t d = 0; d < replicas_; ++d) finish_task(unit_of(stage, d), c.task);
 }
 
 }  // namespace megasim::backend::detail

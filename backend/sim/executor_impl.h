@@ -141,8 +141,9 @@ class Executor {
   void launch_dp(std::int32_t stage, std::int32_t call);
   void on_dp_done(std::int32_t stage, std::int32_t call);
 
+  // The simulated unit of (stage, replica): all of them, or with one_replica replica 0's.
   [[nodiscard]] std::int32_t unit_of(std::int64_t stage, std::int64_t replica) const {
-    return static_cast<std::int32_t>(replica + dp_ * stage);
+    return static_cast<std::int32_t>(replica + replicas_ * stage);
   }
   // NCCL communicator ids: one per DP group (stage, TP rank), then one per pipeline group (replica,
   // TP rank), so concurrent collectives and transfers keep their own QPs.
@@ -164,7 +165,8 @@ class Executor {
   const models::Workload& workload_;
   const topo::Topology& topo_;
   std::int64_t tp_ = 1, pp_ = 1, dp_ = 1;
-  sim::Simulator sim_;  // declared before the fabric and runner, which must not outlive it
+  std::int64_t replicas_ = 1;  // replicas simulated: dp_, or 1 with one_replica
+  sim::Simulator sim_;         // declared before the fabric and runner, which must not outlive it
   Fabric fabric_;
   CollectiveRunner runner_;
   std::vector<StageInfo> stages_;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -40,6 +41,7 @@ void check_structure(const IterationInputs& in) {
   for (const topo::LinkId l : in.failed_links) {
     MEGASIM_ASSERT(l.valid() && l.index() < in.topology->num_links(), "failed links must be links of the cluster");
   }
+  MEGASIM_ASSERT(!in.one_replica || replicas_identical(in), "one_replica needs replicas that are identical");
 }
 
 // Values that come from the user (stragglers, calibrated times): ConfigError when wrong.
@@ -114,6 +116,7 @@ Executor::Executor(const IterationInputs& in)
       tp_(in.workload->plan.tp),
       pp_(in.workload->plan.pp),
       dp_(in.workload->plan.dp),
+      replicas_(in.one_replica ? 1 : dp_),
       fabric_(sim_, *in.topology, fabric_params(in)),
       runner_(sim_, fabric_, in.collective) {
   transfer_spec_.add_path_latency = true;
@@ -134,17 +137,18 @@ void Executor::build_stages() {
 }
 
 void Executor::build_units() {
-  const std::int64_t units = pp_ * dp_;
+  const std::int64_t units = pp_ * replicas_;
   units_.resize(static_cast<std::size_t>(units));
   trace_.units.resize(static_cast<std::size_t>(units));
   for (std::int64_t u = 0; u < units; ++u) {
     Unit& unit = units_[static_cast<std::size_t>(u)];
     TraceUnit& out = trace_.units[static_cast<std::size_t>(u)];
-    unit.stage = static_cast<std::int32_t>(u / dp_);
-    unit.replica = static_cast<std::int32_t>(u % dp_);
+    unit.stage = static_cast<std::int32_t>(u / replicas_);
+    unit.replica = static_cast<std::int32_t>(u % replicas_);
+    const std::int64_t layout_unit = unit.replica + dp_ * unit.stage;  // the trace's and the placement's
     for (std::int64_t t = 0; t < tp_; ++t) {
-      out.ranks.push_back(u * tp_ + t);
-      unit.gpus.push_back(in_.placement[static_cast<std::size_t>(u * tp_ + t)]);
+      out.ranks.push_back(layout_unit * tp_ + t);
+      unit.gpus.push_back(in_.placement[static_cast<std::size_t>(layout_unit * tp_ + t)]);
     }
     out.stage = unit.stage;
     out.replica = unit.replica;
@@ -269,6 +273,18 @@ void Executor::fill_flows() {
 }
 
 }  // namespace detail
+
+bool replicas_identical(const IterationInputs& in) {
+  if (!in.task_scale.empty() || in.gc_period > 0 || !in.failed_links.empty() || !in.degraded_links.empty()) {
+    return false;
+  }
+  if (std::any_of(in.gpu_slowdown.begin(), in.gpu_slowdown.end(), [](double f) { return f != 1.0; })) return false;
+  const auto tp = static_cast<std::size_t>(in.workload->plan.tp);
+  for (std::size_t first = 0; first + tp <= in.placement.size(); first += tp) {
+    if (!in_one_server(*in.topology, std::span<const topo::GpuId>(in.placement).subspan(first, tp))) return false;
+  }
+  return true;
+}
 
 Trace simulate_iteration(const IterationInputs& inputs, IterationStats* stats) {
   check_structure(inputs);

@@ -78,7 +78,20 @@ struct IterationInputs {
   // (0, 1] for the whole iteration (Fabric::set_link_speed_factor). A cable's two directions are two
   // entries.
   std::vector<std::pair<topo::LinkId, double>> degraded_links;
+  // Simulate data-parallel replica 0 alone, standing for every replica: the Trace then has one unit
+  // per stage (replica 0's) instead of one per (stage, replica). Only for inputs whose replicas are
+  // identical but for the fabric their pipeline transfers share (replicas_identical, asserted): the
+  // other replicas' pipeline flows are left off the fabric, so their ECMP collisions with replica 0's
+  // are not modelled, while the DP collectives still run over every replica's GPUs. The sweep's
+  // screen (scenarios/sweep_study.h).
+  bool one_replica = false;
 };
+
+// Whether the replicas of the inputs' plan run identical programs at identical speeds, so that
+// only their pipeline transfers' share of the fabric tells them apart: no GPU slowdown above 1, no
+// task scales, no pauses, no failed or degraded links, and every TP group inside one server (a TP
+// group across servers has its own ECMP paths, and so its own TP collective times).
+bool replicas_identical(const IterationInputs& inputs);
 
 // Counters of one run, for benchmarks and scaling studies.
 struct IterationStats {

@@ -100,7 +100,8 @@ def sweep(frame, x="memory_gib", y="tokens_per_s", color="tp", memory_limit_gib=
     (tp, pp, dp, vpp, micro_batch_size, ...); the best `y` is ringed. `frame`: a pandas DataFrame
     with those columns (megasim.sweep gives one, as does megasim.reports_frame of RunReports) or a
     list of RunReports; memory_gib is derived from a sweep's peak_memory_bytes when absent. Rows
-    without a finite x or y (plans rejected or not fitting) are left out."""
+    without a finite x or y (plans rejected or not fitting) are left out. Plans only screened (status
+    "screened": one replica for all, an upper bound) are drawn hollow in their colour."""
     if isinstance(frame, (list, tuple)):
         from .reports import reports_frame
 
@@ -114,8 +115,13 @@ def sweep(frame, x="memory_gib", y="tokens_per_s", color="tp", memory_limit_gib=
     if frame.empty:
         raise ValueError(f"sweep: no row has a finite {x} and {y}")
     fig, ax = _figure(ax, (7, 4.5))
+    screened = frame["status"] == "screened" if "status" in frame.columns else frame[y].map(lambda v: False)
     for value, group in frame.groupby(color, sort=True):
-        ax.scatter(group[x], group[y], label=f"{value}", alpha=0.8)
+        full = group[~screened.loc[group.index]]
+        points = ax.scatter(full[x], full[y], label=f"{value}", alpha=0.8)
+        bounds = group[screened.loc[group.index]]
+        if not bounds.empty:
+            ax.scatter(bounds[x], bounds[y], facecolors="none", edgecolors=points.get_facecolor()[:1], alpha=0.8)
     best = frame.loc[frame[y].idxmax()]
     ax.scatter([best[x]], [best[y]], s=200, facecolors="none", edgecolors="black", label="best")
     if memory_limit_gib is not None:
@@ -123,7 +129,8 @@ def sweep(frame, x="memory_gib", y="tokens_per_s", color="tp", memory_limit_gib=
     ax.legend(title=color)
     ax.set_xlabel(x)
     ax.set_ylabel(y)
-    ax.set_title(f"{len(frame)} plans: {y} against {x}")
+    ax.set_title(f"{len(frame)} plans: {y} against {x}" + (f" (hollow: {int(screened.sum())} screened, an upper bound)"
+                                                            if screened.any() else ""))
     return fig
 
 

@@ -1,10 +1,12 @@
 """megasim.sweep: `megasim sweep` from Python, its simulations spread by a concurrent.futures executor.
 
-The C++ core enumerates the candidates (scenarios/sweep_study.h: enumerate_sweep) and ranks the rows
-(make_sweep_report); only the simulation of each accepted candidate runs on the executor, as one task
-`evaluate_candidate(pickled_scenario, candidate)`. Candidates and rows are plain dicts, so any
-executor that pickles its tasks (a process pool, dask.distributed's `Client.get_executor()`, Ray's)
-can run them. The frame is read from the report's CSV, the bytes `megasim sweep --csv` writes.
+The C++ core enumerates the candidates (scenarios/sweep_study.h: enumerate_sweep), decides which
+screened plans to simulate in full (SweepConfirmation) and ranks the rows (make_sweep_report); only
+the simulations run on the executor, one task per plan: `screen_candidate(pickled_scenario,
+candidate)` for every accepted plan, then `evaluate_candidate(...)` for those the confirmation hands
+out. Candidates and rows are plain dicts, so any executor that pickles its tasks (a process pool,
+dask.distributed's `Client.get_executor()`, megasim.RayExecutor on a Ray cluster) can run them. The frame is read from the
+report's CSV, the bytes `megasim sweep --csv` writes.
 """
 import concurrent.futures
 import io
@@ -20,10 +22,17 @@ _ACCEPTED = "simulated"  # SweepStatus::kSimulated: accepted, to simulate
 
 
 def evaluate_candidate(pickled_scenario, candidate):
-    """The task an executor runs: the row (a dict) of one candidate of
-    `_megasim._sweep_candidates(scenario, ...)`, `pickled_scenario` being `pickle.dumps(scenario)`.
-    A pure function of its arguments (evaluate_sweep_candidate), so where it runs never matters."""
+    """A task an executor runs: the row (a dict) of one candidate of
+    `_megasim._sweep_candidates(scenario, ...)` simulated in full, `pickled_scenario` being
+    `pickle.dumps(scenario)`. A pure function of its arguments (evaluate_sweep_candidate), so where it
+    runs never matters."""
     return _megasim._evaluate_sweep_candidate(pickle.loads(pickled_scenario), candidate)
+
+
+def screen_candidate(pickled_scenario, candidate):
+    """The other task an executor runs: the row of one candidate screened, replica 0 standing for every
+    replica (screen_sweep_candidate); a pure function of its arguments too."""
+    return _megasim._screen_sweep_candidate(pickle.loads(pickled_scenario), candidate)
 
 
 def vary_specs(vary=(), gpus=()):
@@ -77,12 +86,56 @@ def _first_failure(futures):
     return None
 
 
-def _evaluate_all(scenario, candidates, executor):
-    """One row per candidate, in the candidates' order: the accepted ones simulated on `executor`
-    (costliest first), the rejected ones as they are. As in run_sweep_study, a failure stops the
-    sweep (the tasks not yet started are cancelled) and the first failure by key is raised."""
+def _map_rows(executor, task, pickled, candidates, indices):
+    """{index: row} for `task(pickled, candidates[index])` run on the executor for every index, the
+    costliest first. As in run_sweep_study, a failure stops the sweep (the tasks not yet started are
+    cancelled) and the first failure by key is raised."""
+    futures = {}
+    try:
+        for i in sorted(indices, key=lambda i: -candidates[i]["estimated_cost"]):
+            futures[i] = executor.submit(task, pickled, candidates[i])
+        failed = _first_failure(futures)
+        if failed is not None:
+            failed.result()  # raises its exception
+        return {i: f.result() for i, f in futures.items()}
+    except BaseException:
+        for f in futures.values():
+            f.cancel()
+        raise
+
+
+def _confirm(executor, pickled, rows, confirm_top, in_flight):
+    """The confirmation of screened rows (scenarios::SweepConfirmation): full simulations handed out in
+    the order of the screens, at most `in_flight` at a time, until no screened row can reach its
+    point's top; the rows of the sequential rule, so the same whatever the executor."""
+    confirmation = _megasim._SweepConfirmation(rows, confirm_top)
+    running = {}  # future -> row index
+    try:
+        while True:
+            while len(running) < in_flight:
+                i = confirmation.next()
+                if i is None:
+                    break
+                running[executor.submit(evaluate_candidate, pickled, rows[i]["candidate"])] = i
+            if not running:
+                return confirmation.rows()
+            done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+            failed = sorted((running[f], f) for f in done if f.exception() is not None)
+            if failed:
+                failed[0][1].result()  # raises the first failure by key among those done
+            for f in done:
+                confirmation.record(running.pop(f), f.result())
+    except BaseException:
+        for f in running:
+            f.cancel()
+        raise
+
+
+def _evaluate_all(scenario, candidates, executor, confirm_top):
+    """One row per candidate, in the candidates' order, as run_sweep_study gives them: the accepted ones
+    screened on `executor` and then confirmed (every one simulated in full when confirm_top is 0), the
+    rejected ones as they are."""
     accepted = [i for i, c in enumerate(candidates) if c["status"] == _ACCEPTED]
-    accepted.sort(key=lambda i: -candidates[i]["estimated_cost"])
     rows = [None if c["status"] == _ACCEPTED else _megasim._evaluate_sweep_candidate(scenario, c) for c in candidates]
     if not accepted:
         return rows
@@ -90,19 +143,14 @@ def _evaluate_all(scenario, candidates, executor):
     if owned:
         executor = _default_executor(len(accepted))
     pickled = pickle.dumps(scenario)
-    futures = {}
     try:
-        for i in accepted:
-            futures[i] = executor.submit(evaluate_candidate, pickled, candidates[i])
-        failed = _first_failure(futures)
-        if failed is not None:
-            failed.result()  # raises its exception
-        for i in futures:
-            rows[i] = futures[i].result()
-    except BaseException as e:
-        for f in futures.values():
-            f.cancel()
-        if owned and isinstance(e, BrokenProcessPool):
+        task = evaluate_candidate if confirm_top == 0 else screen_candidate
+        for i, row in _map_rows(executor, task, pickled, candidates, accepted).items():
+            rows[i] = row
+        if confirm_top > 0:
+            rows = _confirm(executor, pickled, rows, confirm_top, _workers(executor))
+    except BrokenProcessPool as e:
+        if owned:
             raise BrokenProcessPool(f"{e} (the default pool's workers start from a forkserver and import the "
                                     "main module: call megasim.sweep under `if __name__ == \"__main__\":`, or "
                                     "pass an executor)") from e
@@ -111,6 +159,16 @@ def _evaluate_all(scenario, candidates, executor):
         if owned:
             executor.shutdown(wait=True, cancel_futures=True)
     return rows
+
+
+def _workers(executor):
+    """Full simulations kept in flight during the confirmation: the executor's workers when it says
+    (a process or thread pool), else this machine's cores. More only means more work done ahead of
+    the bounds, which the confirmation drops; never a different result."""
+    workers = getattr(executor, "_max_workers", None)
+    if isinstance(workers, int) and workers > 0:
+        return workers
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def read_csv(path_or_buffer):
@@ -123,25 +181,34 @@ def read_csv(path_or_buffer):
     return pd.read_csv(path_or_buffer, **exact)
 
 
-def sweep(scenario, *, vary=(), gpus=(), max_micro_batch_size=0, executor=None, top=None):
+def sweep(scenario, *, vary=(), gpus=(), max_micro_batch_size=0, executor=None, top=None, confirm_top=10,
+          full=False):
     """Every candidate plan of `megasim sweep SCENARIO [--gpus N ...] [--vary SPEC ...]
-    [--max-micro-batch M]` as a pandas DataFrame with the columns and rows of its `--csv` (same
-    order, same values): the simulated plans ranked by tokens/s (ties by key), with their rank,
-    then the rejected ones with their status (out_of_memory, invalid) and reason.
+    [--max-micro-batch M] [--confirm-top K] [--full]` as a pandas DataFrame with the columns and rows
+    of its `--csv` (same order, same values): the plans simulated in full ranked by tokens/s (ties by
+    key), with their rank, then the plans only screened (status "screened", their one-replica figures,
+    an upper bound), then the rejected ones with their status (out_of_memory, invalid) and reason.
 
     vary: `--vary` specs ("plan.micro_batch_size=1,2,4", "cluster.gpus=64..256") or a dict
     {key: [values]}; gpus: shorthand for varying cluster.gpus. executor: any
-    concurrent.futures.Executor to run the simulations on (one task per accepted plan), e.g.
-    `distributed.Client(...).get_executor()`; default a process pool on this machine's cores.
-    top: keep only the `top` fastest simulated plans (and every rejected one), as `--top` does in
-    `--json`. A bad key or value raises ValueError with the CLI's message."""
-    import pandas as pd
+    concurrent.futures.Executor to run the simulations on (one task per plan screened or simulated),
+    e.g. `distributed.Client(...).get_executor()`; default a process pool on this machine's cores.
+    confirm_top: every plan that could be among the `confirm_top` fastest of its point is simulated in
+    full (scenarios/sweep_study.h, "Screen and confirmation"); full=True simulates every plan in full.
+    top: keep only the `top` fastest plans simulated in full (and every other row), as `--top` does
+    in `--json`; like `--top`, it raises confirm_top to itself. A bad key or value raises ValueError
+    with the CLI's message."""
+    import pandas as pd  # noqa: F401  (read_csv needs it; fail early without it)
 
     specs = vary_specs(vary, gpus)
     max_micro_batch_size = int(max_micro_batch_size)
+    confirm_top = int(confirm_top)
+    if not full and confirm_top < 1:
+        raise ValueError(f"confirm_top: {confirm_top}: a number >= 1 (full=True simulates every plan in full)")
+    confirm_top = 0 if full else max(confirm_top, int(top or 0))
     candidates = _megasim._sweep_candidates(scenario, specs, max_micro_batch_size)
-    rows = _evaluate_all(scenario, candidates, executor)
-    report = _megasim._sweep_report(specs, max_micro_batch_size, rows)
+    rows = _evaluate_all(scenario, candidates, executor, confirm_top)
+    report = _megasim._sweep_report(specs, max_micro_batch_size, rows, confirm_top)
     frame = read_csv(io.StringIO(report.csv()))
     if top is not None and top > 0:
         frame = frame[frame["rank"].isna() | (frame["rank"] <= top)].reset_index(drop=True)

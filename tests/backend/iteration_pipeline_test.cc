@@ -127,6 +127,78 @@ TEST(IterationPipeline, MediumCaseRunsFastAndKeepsReplicasInStep) {
   EXPECT_EQ(stats.dp_collectives, 4U * 4 * 8);
 }
 
+// one_replica: where nothing tells the replicas apart (the medium case: no ECMP choice), replica 0
+// alone gives every stage's timeline exactly as the full simulation does, one unit per stage.
+TEST(IterationPipeline, OneReplicaEqualsEveryReplicaWhenNothingTellsThemApart) {
+  const Medium medium;
+  IterationInputs in = medium.inputs();
+  in.record_flows = false;
+  const Trace full = simulate_iteration(in);
+  ASSERT_TRUE(replicas_identical(in));
+  in.one_replica = true;
+  IterationStats stats;
+  const Trace one = simulate_iteration(in, &stats);
+  EXPECT_EQ(one.iteration_time, full.iteration_time);
+  ASSERT_EQ(one.units.size(), 4U);
+  EXPECT_EQ(stats.dp_collectives, 4U * 4 * 8);  // every DP group's rings still run
+  expect_semantics(medium.w, one);
+  for (std::int64_t s = 0; s < 4; ++s) {
+    const TraceUnit& u = one.units[static_cast<std::size_t>(s)];
+    const TraceUnit& f = unit_at(full, 4, s, 0);
+    EXPECT_EQ(u.stage, s);
+    EXPECT_EQ(u.replica, 0);
+    EXPECT_EQ(u.ranks, f.ranks);
+    ASSERT_EQ(u.records.size(), f.records.size());
+    for (std::size_t i = 0; i < u.records.size(); ++i) {
+      ASSERT_EQ(u.records[i].start, f.records[i].start) << s << " " << i;
+      ASSERT_EQ(u.records[i].transfer_start, f.records[i].transfer_start) << s << " " << i;
+      ASSERT_EQ(u.records[i].end, f.records[i].end) << s << " " << i;
+    }
+  }
+}
+
+// Where ECMP collides the replicas' pipeline transfers (three tiers, 16 replicas of 4 stages whose
+// flows cross the cores), the full simulation's replicas differ and none of them beats replica 0
+// alone on the fabric. Stragglers, pauses, failed links or a TP group across servers make replicas
+// differ by themselves: replicas_identical says no.
+TEST(IterationPipeline, OneReplicaBoundsTheFullIterationWhereEcmpCollides) {
+  const topo::Topology topo = topo::Topology::build(small_cluster(128));
+  models::Workload w = empty_workload(2, 4, 16, 1, 8);
+  add_pipeline_programs(w, PipelineOptions{.pp_bytes = 8e6, .dp_buckets = 2, .dp_bucket_bytes = 20e6});
+  IterationInputs in = make_inputs(w, topo, first_gpus(128), {{1 * kMs, 0}, {2 * kMs, 0}});
+  const Trace full = simulate_iteration(in);
+  in.one_replica = true;
+  const Trace one = simulate_iteration(in);
+  EXPECT_LE(one.iteration_time, full.iteration_time);
+  bool replicas_differ = false;  // some task of some replica ends at another time than replica 0's
+  for (std::int64_t s = 0; s < 4; ++s) {
+    for (std::int64_t d = 1; d < 16; ++d) {
+      const auto& a = unit_at(full, 16, s, 0).records;
+      const auto& b = unit_at(full, 16, s, d).records;
+      for (std::size_t i = 0; i < a.size(); ++i) replicas_differ |= a[i].end != b[i].end;
+    }
+  }
+  EXPECT_TRUE(replicas_differ) << "no collision: the case tests nothing";
+
+  IterationInputs slow = in;
+  slow.one_replica = false;
+  EXPECT_TRUE(replicas_identical(slow));
+  slow.gpu_slowdown.assign(128, 1.0);
+  EXPECT_TRUE(replicas_identical(slow));
+  slow.gpu_slowdown[5] = 1.5;
+  EXPECT_FALSE(replicas_identical(slow));
+  IterationInputs failed = slow;
+  failed.gpu_slowdown.clear();
+  failed.failed_links = {topo::LinkId(0)};
+  EXPECT_FALSE(replicas_identical(failed));
+  IterationInputs across = failed;
+  across.failed_links.clear();
+  topo::Placement shifted = first_gpus(128);  // ranks 2k and 2k+1 on GPUs 2k+1 and 2k+2: across servers
+  std::rotate(shifted.begin(), shifted.begin() + 1, shifted.end());
+  across.placement = shifted;
+  EXPECT_FALSE(replicas_identical(across));
+}
+
 // (7) Same inputs, same trace, on a fabric where ECMP matters (three tiers, flows through cores).
 TEST(IterationPipeline, Deterministic) {
   const topo::Topology topo = topo::Topology::build(small_cluster(128));

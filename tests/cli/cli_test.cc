@@ -414,9 +414,21 @@ TEST(Cli, SweepRanksPlansAndWritesEveryCandidateToCsv) {
   const std::string csv = (dir / "sweep.csv").string();
   const Result r = run(std::string("sweep ") + kSweepPlan + " --top 5 --csv " + csv);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* text : {"64 candidate plans: 32 simulated", "top 5 of 32", "tokens/s", "MFU", "bubble"}) {
+  for (const char* text : {"64 candidate plans: ", "screen: replica 0 stood for every replica", "top 5 of", "tokens/s",
+                           "MFU", "bubble", "more plans only screened"}) {
     EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
   }
+  const Result full = run(std::string("sweep ") + kSweepPlan + " --top 5 --full");
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  for (const char* text : {"64 candidate plans: 32 simulated in full, 0 screened", "top 5 of 32"}) {
+    EXPECT_NE(full.output.find(text), std::string::npos) << text << "\n" << full.output;
+  }
+  // The top 5 are certified: the same rows, to the digit, as when every plan is simulated in full.
+  const auto table = [](const std::string& out) {  // the header and rows 1 to 5
+    const std::size_t first = out.find("rank ");
+    return out.substr(first, out.find('\n', out.find("\n   5 ")) - first);
+  };
+  EXPECT_EQ(table(r.output), table(full.output)) << r.output;
   std::FILE* f = std::fopen(csv.c_str(), "r");
   ASSERT_NE(f, nullptr);
   int lines = 0;
@@ -443,6 +455,7 @@ TEST(Cli, SweepBadInputs) {
       {"sweep " + plan + " --gpus 8 --vary cluster.gpus=16", "--vary"},
       {"sweep " + plan + " --gpus 12", "cluster.gpus"},
       {"sweep " + plan + " --csv /nonexistent/dir/x.csv", "--csv"},
+      {"sweep " + plan + " --confirm-top 0", "--confirm-top"},
   };
   for (const auto& [args, key] : cases) {
     const Result r = run(args);

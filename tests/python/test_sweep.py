@@ -49,7 +49,7 @@ def test_same_table_as_cli(frame, tmp_path):
 def test_same_table_as_cli_with_vary(varied, tmp_path):
     assert_same(varied, cli_frame(tmp_path, *VARY_CLI))
     assert list(varied.columns[1:3]) == ["cluster.gpus", "model.hidden_size"]  # --gpus first, as in the CLI
-    assert set(varied["status"]) == {"simulated", "out_of_memory", "invalid"}
+    assert set(varied["status"]) == {"simulated", "screened", "out_of_memory", "invalid"}
 
 
 def test_vary_as_strings_and_ranges(tmp_path):
@@ -80,13 +80,21 @@ def plan_space(scenario):
 
 def test_sorted_and_complete(frame):
     simulated = frame[frame["status"] == "simulated"]
-    rejected = frame[frame["status"] != "simulated"]
-    n = len(simulated)
-    assert n > 1 and len(rejected) > 0
-    # Simulated rows first, ranked 1..n, by tokens/s descending; then the rejected ones with a reason.
+    screened = frame[frame["status"] == "screened"]
+    rejected = frame[~frame["status"].isin(["simulated", "screened"])]
+    n, k = len(simulated), len(screened)
+    assert n >= 10 and k > 0 and len(rejected) > 0
+    # Rows simulated in full first, ranked 1..n, by tokens/s descending; then the screened ones by
+    # their screens, below every confirmed row's, with a reason and no rank; then the rejected ones.
     assert list(simulated.index) == list(range(n))
     assert list(simulated["rank"]) == list(range(1, n + 1))
     assert simulated["tokens_per_s"].is_monotonic_decreasing
+    assert list(screened.index) == list(range(n, n + k))
+    assert screened["tokens_per_s"].is_monotonic_decreasing
+    assert (screened["screen_tokens_per_s"] == screened["tokens_per_s"]).all()
+    assert (screened["screen_tokens_per_s"] < simulated["tokens_per_s"].iloc[9]).all()
+    assert screened["rank"].isna().all() and (screened["reason"].str.startswith("screened: at most")).all()
+    assert (simulated["screen_tokens_per_s"] >= simulated["tokens_per_s"]).all()
     assert rejected["rank"].isna().all() and rejected["tokens_per_s"].isna().all()
     assert (rejected["reason"].str.len() > 0).all()
     # Every candidate once, and the counts the CLI reports.
@@ -94,12 +102,25 @@ def test_sorted_and_complete(frame):
     assert len(set(keys)) == len(keys)
     assert set(keys) == plan_space(megasim.load(SMALL))
     counts = cli_json("sweep", SMALL, "--max-micro-batch", MAX_MB)["counts"]
-    assert counts == {"candidates": len(frame), "simulated": n,
+    assert counts == {"candidates": len(frame), "simulated": n, "screened": k,
                       "out_of_memory": int((frame["status"] == "out_of_memory").sum()),
-                      "invalid": int((frame["status"] == "invalid").sum())}
+                      "invalid": int((frame["status"] == "invalid").sum()), "bound_violations": 0}
 
 
-def test_top_keeps_the_fastest_and_every_rejected(frame):
+def test_full_sweep_as_cli_and_its_top_equals_the_confirmed_top(frame, tmp_path):
+    full = megasim.sweep(megasim.load(SMALL), max_micro_batch_size=MAX_MB, full=True,
+                         executor=concurrent.futures.ThreadPoolExecutor(2))
+    assert_same(full, cli_frame(tmp_path, "--full"))
+    assert set(full["status"]) == {"simulated", "invalid"}  # nothing screened; at 64 GPUs every plan fits
+    assert (full["status"] == "simulated").sum() == frame["status"].isin(["simulated", "screened"]).sum()
+    # The confirmed top 10 are the full sweep's top 10, figure for figure (screen_tokens_per_s aside).
+    columns = [c for c in frame.columns if c != "screen_tokens_per_s"]
+    assert_same(frame[columns].iloc[:10], full[columns].iloc[:10])
+    with pytest.raises(ValueError, match="confirm_top"):
+        megasim.sweep(megasim.load(SMALL), max_micro_batch_size=MAX_MB, confirm_top=0)
+
+
+def test_top_keeps_the_fastest_and_every_other_row(frame):
     top = megasim.sweep(megasim.load(SMALL), max_micro_batch_size=MAX_MB, top=3,
                         executor=concurrent.futures.ThreadPoolExecutor(2))
     expected = pd.concat([frame.iloc[:3], frame[frame["status"] != "simulated"]]).reset_index(drop=True)
@@ -148,10 +169,14 @@ def test_dask_distributed_cluster_gives_the_same_frame(frame):
 
 def test_sweep_frame_plots(varied, tmp_path):
     fig = megasim.plot.sweep(varied)  # defaults: tokens_per_s against memory_gib, coloured by tp
-    simulated = varied[varied["status"] == "simulated"]
-    # One point set per TP degree of the simulated plans, plus the ring around the best.
+    drawn = varied[varied["status"].isin(["simulated", "screened"])]
+    screened = drawn[drawn["status"] == "screened"]
+    # Per TP degree of the drawn plans a filled set (simulated in full, possibly empty) and, where it
+    # has screened plans, a hollow one; plus the ring around the best.
     points = [len(c.get_offsets()) for c in fig.axes[0].collections]
-    assert len(points) == simulated["tp"].nunique() + 1 and sum(points) == len(simulated) + 1
+    assert len(points) == drawn["tp"].nunique() + screened["tp"].nunique() + 1
+    assert sum(points) == len(drawn) + 1
+    assert "screened" in fig.axes[0].get_title()
     fig.savefig(tmp_path / "sweep.png")
     assert_png(tmp_path / "sweep.png")
     # The CLI's CSV of the same sweep, through python -m megasim.plot with its defaults.

@@ -155,7 +155,9 @@ TEST(Drift, CampaignKnotsAreIterationsAtTheirUptime) {
   }
   Scenario at = s;
   at.stragglers.uptime_h = r.drift_iterations[2].uptime_s / 3600;
-  EXPECT_EQ(run_iteration_study(at, false, {}, false).report.iteration_time_s, r.drift_iterations[2].iteration_time_s);
+  RunOptions without_whatifs;
+  without_whatifs.straggler_whatifs = false;
+  EXPECT_EQ(run_iteration_study(at, without_whatifs).report.iteration_time_s, r.drift_iterations[2].iteration_time_s);
 
   const topo::Topology t = topo::Topology::build(effective_cluster(s));
   IterationOracle oracle(s, t);

@@ -1,12 +1,15 @@
 // The sweep (scenarios/sweep_study.h): the candidate space against a list derived by hand from
-// divisor arithmetic, agreement of every simulated row with a plain run_iteration_study, ranking and
-// independence from the thread count, memory rejections, and crossing with varied keys.
+// divisor arithmetic, agreement of every row with a plain run_iteration_study or its screen, the
+// screen against the full simulation (equal where replicas cannot collide, a bound where they do,
+// the confirmed top equal to the full sweep's), ranking and independence from the thread count,
+// memory rejections, and crossing with varied keys.
 #include "scenarios/sweep_study.h"
 #include "iteration_test_util.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -88,19 +91,38 @@ TEST(SweepStudy, RejectionsNameMegatronsRule) {
   }
 }
 
-// Each simulated row is exactly what `megasim run` of that plan reports.
+SweepOptions every_plan_in_full() {
+  SweepOptions o;
+  o.confirm_top = 0;
+  return o;
+}
+
+Scenario plan_scenario(const Scenario& base, const SweepCandidate& c) {
+  Scenario s = base;
+  s.plan.tensor_model_parallel_size = c.tp;
+  s.plan.pipeline_model_parallel_size = c.pp;
+  s.plan.num_layers_per_virtual_pipeline_stage = c.layers_per_virtual_stage;
+  s.plan.micro_batch_size = c.micro_batch_size;
+  return s;
+}
+
+// Each row simulated in full is exactly what `megasim run` of that plan reports, and each screened
+// row what its screen reports.
 TEST(SweepStudy, EveryRowAgreesWithAPlainIterationSimulation) {
   const Scenario base = small_scenario();
   const SweepReport report = run_sweep_study(base, {}, 2);
-  ASSERT_EQ(report.simulated, 32u);
+  EXPECT_EQ(report.simulated + report.screened, 32u);
+  EXPECT_GE(report.simulated, SweepOptions::kDefaultConfirmTop);
   for (const SweepRow& row : report.rows) {
+    if (row.candidate.status == SweepStatus::kScreened) {
+      const IterationReport screen = screen_iteration_study(plan_scenario(base, row.candidate)).report;
+      EXPECT_EQ(row.tokens_per_s, screen.tokens_per_s);
+      EXPECT_EQ(row.screen_tokens_per_s, screen.tokens_per_s);
+      EXPECT_EQ(row.breakdown.bubble_s, screen.mean.bubble_s);
+      continue;
+    }
     if (row.candidate.status != SweepStatus::kSimulated) continue;
-    Scenario s = base;
-    s.plan.tensor_model_parallel_size = row.candidate.tp;
-    s.plan.pipeline_model_parallel_size = row.candidate.pp;
-    s.plan.num_layers_per_virtual_pipeline_stage = row.candidate.layers_per_virtual_stage;
-    s.plan.micro_batch_size = row.candidate.micro_batch_size;
-    const IterationReport plain = run_iteration_study(s).report;
+    const IterationReport plain = run_iteration_study(plan_scenario(base, row.candidate)).report;
     EXPECT_EQ(row.iteration_time_s, plain.iteration_time_s);
     EXPECT_EQ(row.tokens_per_s, plain.tokens_per_s);
     EXPECT_EQ(row.mfu, plain.mfu);
@@ -112,40 +134,144 @@ TEST(SweepStudy, EveryRowAgreesWithAPlainIterationSimulation) {
   }
 }
 
-TEST(SweepStudy, RankedByThroughputThenKeyWhateverTheThreadCount) {
-  const Scenario base = small_scenario();
-  const SweepReport one = run_sweep_study(base, {}, 1);
-  const SweepReport four = run_sweep_study(base, {}, 4);
-  EXPECT_EQ(to_csv(one), to_csv(four));
-  EXPECT_EQ(to_json(one), to_json(four));
-  EXPECT_EQ(to_text(one), to_text(four));
-  for (std::size_t i = 1; i < one.simulated; ++i) {
-    const SweepRow& a = one.rows[i - 1];
-    const SweepRow& b = one.rows[i];
+// Rows of one status run from `first` to `last` in rank order: faster first, ties by key.
+void expect_ranked(const std::vector<SweepRow>& rows, std::size_t first, std::size_t last) {
+  for (std::size_t i = first + 1; i < last; ++i) {
+    const SweepRow& a = rows[i - 1];
+    const SweepRow& b = rows[i];
     EXPECT_TRUE(a.tokens_per_s > b.tokens_per_s ||
                 (a.tokens_per_s == b.tokens_per_s && key_less(a.candidate, b.candidate)));
   }
-  // Rejected rows follow the simulated ones, in key order.
-  for (std::size_t i = 0; i < one.rows.size(); ++i) {
-    EXPECT_EQ(one.rows[i].candidate.status == SweepStatus::kSimulated, i < one.simulated);
-  }
-  EXPECT_TRUE(std::is_sorted(one.rows.begin() + static_cast<std::ptrdiff_t>(one.simulated), one.rows.end(),
-                             [](const SweepRow& a, const SweepRow& b) { return key_less(a.candidate, b.candidate); }));
 }
 
-// The path an external executor takes (enumerate, evaluate each candidate anywhere, in any order,
-// then make_sweep_report) gives the same report as run_sweep_study.
+TEST(SweepStudy, RankedByThroughputThenKeyWhateverTheThreadCount) {
+  const Scenario base = small_scenario();
+  for (const SweepOptions& options : {SweepOptions{}, every_plan_in_full()}) {
+    const SweepReport one = run_sweep_study(base, options, 1);
+    const SweepReport four = run_sweep_study(base, options, 4);
+    EXPECT_EQ(to_csv(one), to_csv(four));
+    EXPECT_EQ(to_json(one), to_json(four));
+    EXPECT_EQ(to_text(one), to_text(four));
+    // Rows simulated in full, then screened ones, each ranked; then rejected ones in key order.
+    const std::size_t screened_from = one.simulated, rejected_from = one.simulated + one.screened;
+    expect_ranked(one.rows, 0, screened_from);
+    expect_ranked(one.rows, screened_from, rejected_from);
+    for (std::size_t i = 0; i < one.rows.size(); ++i) {
+      const SweepStatus status = one.rows[i].candidate.status;
+      EXPECT_EQ(status == SweepStatus::kSimulated, i < screened_from);
+      EXPECT_EQ(status == SweepStatus::kScreened, i >= screened_from && i < rejected_from);
+    }
+    EXPECT_TRUE(
+        std::is_sorted(one.rows.begin() + static_cast<std::ptrdiff_t>(rejected_from), one.rows.end(),
+                       [](const SweepRow& a, const SweepRow& b) { return key_less(a.candidate, b.candidate); }));
+  }
+}
+
+// The path an external executor takes (enumerate, screen each candidate anywhere, in any order, hand
+// the confirmation's work out and record it in another order, then make_sweep_report) gives the
+// same report as run_sweep_study; so does evaluating every candidate in full against confirm_top 0.
 TEST(SweepStudy, RowsEvaluatedElsewhereRankTheSame) {
   const Scenario base = small_scenario();
   std::vector<SweepCandidate> candidates = enumerate_sweep(base, {});
   std::reverse(candidates.begin(), candidates.end());
-  std::vector<SweepRow> rows;
-  for (const SweepCandidate& c : candidates) rows.push_back(evaluate_sweep_candidate(base, c));
-  const SweepReport elsewhere = make_sweep_report({}, std::move(rows));
+  std::vector<SweepRow> screened;
+  for (const SweepCandidate& c : candidates) screened.push_back(screen_sweep_candidate(base, c));
+  SweepConfirmation confirmation(std::move(screened), SweepOptions::kDefaultConfirmTop);
+  std::vector<std::size_t> handed_out;  // three at a time, recorded last first
+  for (bool more = true; more;) {
+    for (std::size_t k = 0; k < 3; ++k) {
+      const std::optional<std::size_t> next = confirmation.next();
+      more = next.has_value();
+      if (!more) break;
+      handed_out.push_back(*next);
+    }
+    for (; !handed_out.empty(); handed_out.pop_back()) {
+      confirmation.record(handed_out.back(), evaluate_sweep_candidate(base, confirmation.candidate(handed_out.back())));
+    }
+  }
+  const SweepReport elsewhere = make_sweep_report({}, confirmation.rows());
   const SweepReport here = run_sweep_study(base, {}, 2);
   EXPECT_EQ(to_csv(elsewhere), to_csv(here));
-  EXPECT_EQ(elsewhere.simulated, 32u);
   EXPECT_EQ(elsewhere.invalid, 32u);
+
+  std::vector<SweepRow> full;
+  for (const SweepCandidate& c : candidates) full.push_back(evaluate_sweep_candidate(base, c));
+  const SweepReport full_elsewhere = make_sweep_report(every_plan_in_full(), std::move(full));
+  EXPECT_EQ(to_csv(full_elsewhere), to_csv(run_sweep_study(base, every_plan_in_full(), 2)));
+  EXPECT_EQ(full_elsewhere.simulated, 32u);
+}
+
+// On one server nothing tells the replicas apart (no ECMP: every flow is on NVLink, each replica on
+// its own GPUs), so every plan's screen is its full simulation's iteration exactly.
+TEST(SweepStudy, ScreenEqualsTheFullSimulationWhereReplicasCannotCollide) {
+  const Scenario base = small_scenario();
+  std::size_t accepted = 0;
+  for (const SweepCandidate& c : enumerate_sweep(base, {})) {
+    if (c.status != SweepStatus::kSimulated) continue;
+    ++accepted;
+    const SweepRow screen = screen_sweep_candidate(base, c);
+    const SweepRow full = evaluate_sweep_candidate(base, c);
+    EXPECT_EQ(screen.candidate.status, SweepStatus::kScreened);
+    EXPECT_EQ(screen.iteration_time_s, full.iteration_time_s) << c.tp << " " << c.pp << " " << c.micro_batch_size;
+    EXPECT_EQ(screen.screen_tokens_per_s, full.tokens_per_s);
+  }
+  EXPECT_EQ(accepted, 32u);
+}
+
+// A 6-layer GPT on 128 GPUs of a three-tier Clos small enough that pipeline transfers cross the
+// cores (2 GPUs a server, 2 rails, radix-8 switches): the replicas' transfers collide under ECMP.
+Scenario colliding_scenario() {
+  return load_scenario_text(R"([cluster]
+gpu = "A100"
+gpus = 128
+gpus_per_server = 2
+rails = 2
+switch_radix = 8
+tor_downlink_split = 2
+servers_per_group = 8
+[model]
+num_layers = 6
+hidden_size = 2048
+num_attention_heads = 16
+seq_length = 2048
+[plan]
+global_batch_size = 128
+sequence_parallel = true
+use_distributed_optimizer = true
+)");
+}
+
+// The confirmation's contract where it matters: on a fabric where ECMP collides the replicas'
+// transfers, every plan's screen bounds its full simulation (strictly for some), and the sweep that
+// confirms the top 3 ranks exactly the full sweep's top 3, with fewer plans simulated in full.
+TEST(SweepStudy, ConfirmedTopIsTheFullSweepsTopWhereEcmpCollides) {
+  const Scenario base = colliding_scenario();
+  const SweepReport all = run_sweep_study(base, every_plan_in_full(), 2);
+  SweepOptions top3;
+  top3.confirm_top = 3;
+  const SweepReport confirmed = run_sweep_study(base, top3, 2);
+  ASSERT_GE(all.simulated, 8u);
+  EXPECT_EQ(confirmed.simulated + confirmed.screened, all.simulated);
+  EXPECT_LT(confirmed.simulated, all.simulated);
+  EXPECT_EQ(confirmed.bound_violations, 0u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(key_of(confirmed.rows[i].candidate) == key_of(all.rows[i].candidate)) << i;
+    EXPECT_EQ(confirmed.rows[i].tokens_per_s, all.rows[i].tokens_per_s) << i;
+    EXPECT_EQ(confirmed.rows[i].iteration_time_s, all.rows[i].iteration_time_s) << i;
+  }
+  std::size_t strictly = 0;
+  for (const SweepRow& row : all.rows) {
+    if (row.candidate.status != SweepStatus::kSimulated) continue;
+    const SweepRow screen = screen_sweep_candidate(base, row.candidate);
+    EXPECT_GE(screen.screen_tokens_per_s, row.tokens_per_s * (1 - 1e-12)) << to_string(row.candidate.status);
+    strictly += screen.screen_tokens_per_s > row.tokens_per_s * (1 + 1e-6) ? 1 : 0;
+  }
+  EXPECT_GE(strictly, 1u) << "no plan's transfers collided: the case tests nothing";
+  for (const SweepRow& row : confirmed.rows) {
+    if (row.candidate.status != SweepStatus::kScreened) continue;
+    EXPECT_LT(row.screen_tokens_per_s, confirmed.rows[2].tokens_per_s);
+    EXPECT_NE(row.candidate.reason.find("screened: at most"), std::string::npos) << row.candidate.reason;
+  }
 }
 
 // 16 layers of hidden 8192 hold 12 h^2 L = 12.9 G parameters; without the distributed optimizer
@@ -187,13 +313,15 @@ recompute_granularity = "full"
 
 // The report lists rejected plans in the CSV with their reason, and only counts them in the text.
 TEST(SweepStudy, CsvHasEveryCandidateAndTextOnlyTheTop) {
-  const SweepReport r = run_sweep_study(small_scenario(), {}, 2);
+  const SweepReport r = run_sweep_study(small_scenario(), every_plan_in_full(), 2);
   const std::string csv = to_csv(r);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 65);  // header + 64 candidates
   EXPECT_NE(csv.find(",invalid,"), std::string::npos);
   EXPECT_NE(csv.find("rank,gpus,tp,pp,dp,"), std::string::npos);
+  EXPECT_NE(csv.find(",screen_tokens_per_s,reason\n"), std::string::npos);
   const std::string text = to_text(r, 3);
-  EXPECT_NE(text.find("64 candidate plans: 32 simulated, 0 do not fit in memory, 32 invalid"), std::string::npos)
+  EXPECT_NE(text.find("64 candidate plans: 32 simulated in full, 0 screened, 0 do not fit in memory, 32 invalid"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("top 3 of 32"), std::string::npos) << text;
   EXPECT_EQ(text.find("\n   4 "), std::string::npos) << text;  // no fourth row
