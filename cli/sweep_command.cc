@@ -91,7 +91,14 @@ Action register_sweep(CLI::App& app) {
                   "simulate in full, every replica and flow, every plan that could be among the K fastest (of each "
                   "point of --vary); the rest keep their one-replica screen, an upper bound (at least --top)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            return text.find_first_not_of("0123456789") == std::string::npos &&
+                           text.find_first_not_of('0') != std::string::npos
+                       ? std::string()
+                       : text + ": want a whole number >= 1 (--full simulates every plan in full)";
+          },
+          "K >= 1"));
   cmd->add_flag("--full", o->full, "simulate every plan in full (no screen)");
   cmd->add_option("--max-micro-batch", o->max_micro_batch,
                   "largest micro-batch size tried (powers of two from 1; 0: up to the global batch)")

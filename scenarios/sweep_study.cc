@@ -33,8 +33,8 @@ bool ranks_before(const SweepRow& a, const SweepRow& b) {
   return key_less(a.candidate, b.candidate);
 }
 
-// Runs `work` on `threads` threads (the caller's included) until it returns false. An exception
-// stops every thread before its next call (failed is set) and is kept in errors[key] by the caller.
+// Runs `work` on `threads` threads (the caller's included), each until it returns false. `work`
+// catches its own exceptions (and makes every thread's next call return false).
 void run_pool(unsigned threads, const std::function<bool()>& work) {
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) {
