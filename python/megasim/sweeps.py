@@ -69,7 +69,7 @@ def _default_executor(tasks):
     once per process). Measured on the 24-candidate test sweep, 2 cores: fork 0.03-0.04 s,
     forkserver 0.06-0.11 s, spawn 0.13-0.14 s a sweep; the difference is noise beside a real sweep.
     As with any forkserver or spawn pool, a script must call sweep under `if __name__ == "__main__":`."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = _cores()
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     return ProcessPoolExecutor(max_workers=max(1, min(cores, tasks)), mp_context=context)
@@ -168,6 +168,11 @@ def _workers(executor):
     workers = getattr(executor, "_max_workers", None)
     if isinstance(workers, int) and workers > 0:
         return workers
+    return _cores()
+
+
+def _cores():
+    """The cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
