@@ -39,6 +39,7 @@ void run_and_count(benchmark::State& state, const megasim::scenarios::Scenario& 
   state.counters["flows"] = static_cast<double>(stats.flows);
   state.counters["solves"] = static_cast<double>(stats.rate_recomputations);
   state.counters["region_solves"] = static_cast<double>(stats.region_recomputations);
+  state.counters["region_rounds"] = static_cast<double>(stats.region_rounds);
   state.counters["sim_iteration_s"] = iteration_s;
   state.counters["mfu"] = mfu;
   state.counters["peak_rss_mb"] = megasim::bench::peak_rss_mb();

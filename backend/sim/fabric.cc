@@ -56,6 +56,10 @@ void validate(const FabricParams& params) {
     throw sim::ConfigError("fabric.stall_timeout_s", fmt::format("{}", sim::to_seconds(params.stall_timeout_ns)),
                            "a duration >= 0 s (0 disables the check)");
   }
+  if (params.region_patience_rounds < 0) {
+    throw sim::ConfigError("fabric.region_patience_rounds", fmt::format("{}", params.region_patience_rounds),
+                           "an integer >= 0");
+  }
 }
 
 Fabric::Fabric(sim::Simulator& sim, const topo::Topology& topo, FabricParams params)
@@ -161,6 +165,14 @@ std::uint64_t Fabric::skipped_recomputations() const {
 
 std::uint64_t Fabric::region_recomputations() const {
   return impl_->region_recomputations;
+}
+
+std::uint64_t Fabric::region_rounds() const {
+  return impl_->region_rounds;
+}
+
+std::uint64_t Fabric::deepest_region_rounds() const {
+  return impl_->deepest_region_rounds;
 }
 
 std::uint64_t Fabric::rate_recomputations() const {

@@ -71,6 +71,10 @@ struct FabricParams {
   // Re-solve only the region around a change, checked exact (fabric_local_solve.cc); false always
   // re-solves the whole connected component (the reference the tests compare against).
   bool region_solve = true;
+  // Rounds a region solve grows before it weighs going on against re-solving the component (it then
+  // gives up once its rounds have solved more usages than the last component solve did). A tuning
+  // of the solve's cost, not of its result; the tests lower it to exercise both ways.
+  int region_patience_rounds = 8;
   // Keep a FlowRecord per completed flow (completed_flows()); false keeps only their count, which
   // saves tens of MB on a large iteration whose trace does not list flows.
   bool keep_flow_records = true;
@@ -166,6 +170,10 @@ class Fabric {
   [[nodiscard]] std::uint64_t skipped_recomputations() const;
   // Recomputations that solved only the region around the change (the rest solved the component).
   [[nodiscard]] std::uint64_t region_recomputations() const;
+  // Rounds the region solves ran in all (each solves the region grown so far), and the most any ran,
+  // counting those that gave up for the component.
+  [[nodiscard]] std::uint64_t region_rounds() const;
+  [[nodiscard]] std::uint64_t deepest_region_rounds() const;
   [[nodiscard]] const topo::Topology& topology() const;
   [[nodiscard]] const FabricParams& params() const;
 

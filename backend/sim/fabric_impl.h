@@ -169,6 +169,13 @@ struct RegionLink {
   double r_max = 0;                   // their largest new rate
   bool outside_max_exact = true;      // outside_max is the exact largest, not a bound
   bool changed = false;               // some R flow on the link changes rate
+  // What the outside flows' checks read of the link (its R flows and their loads and largest rate)
+  // as of the last round's checks: a round in which these are the same gives the same verdicts.
+  bool checked = false;  // a round has checked with the link in the region
+  bool checked_changed = false;
+  std::uint32_t checked_inside = 0;
+  double checked_r_load = 0;
+  double checked_r_max = 0;
 };
 
 // Working memory of the region solve, indexed by the region's local link numbers (LinkMark::local).
@@ -335,6 +342,9 @@ struct Fabric::Impl {
   std::vector<std::uint32_t> removal_flow_mark;
   std::uint64_t skipped_recomputations = 0;
   std::uint64_t region_recomputations = 0;
+  std::uint64_t region_rounds = 0;
+  std::uint64_t deepest_region_rounds = 0;
+  std::size_t component_usages = 0;  // of the last whole-component solve (fabric_local_solve.cc)
   double admitted_rate = 0;
   std::vector<sim::EventHandle> link_events;  // detections and flaps, cancelled on destruction
   std::size_t link_events_after_prune = 0;

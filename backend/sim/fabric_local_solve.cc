@@ -23,8 +23,10 @@
 // cross no link whose load or rates changed; a link a flow crosses alone is saturated exactly when
 // the flow runs at its cap, with no faster flow on it).
 // The region solve gives up (and the caller re-solves the whole component) on anything outside that
-// argument: stalled or unsolved flows, dead links, or a region that keeps growing. Its cost follows
-// the contention around the change, not the length of the flows in it.
+// argument: stalled or unsolved flows, dead links; and when growing on would cost more than the
+// component solve (see kMaxRounds). Its cost follows the contention around the change, not the
+// length of the flows in it. From the second round on, an outside flow is checked again only where a
+// link of its reads differently from the round before (RegionLink::checked_*).
 #include <algorithm>
 #include <cmath>
 
@@ -33,7 +35,11 @@
 
 namespace megasim::backend {
 namespace {
-constexpr int kMaxRounds = 8;
+// A region that keeps growing: after FabricParams::region_patience_rounds rounds the solve gives up
+// once the usages it has solved in all its rounds exceed those of the last whole-component solve
+// (re-solving the component then costs less than growing further; 0 before the first), and after
+// kMaxRounds in any case.
+constexpr int kMaxRounds = 64;
 }  // namespace
 
 // Adds a shared link to the region (once per epoch); returns false for a dead link.
@@ -269,8 +275,13 @@ bool Fabric::Impl::recompute_region() {
   for (const std::uint32_t slot : region.joining) {
     if (!region_add_flow(slot)) return false;
   }
+  std::size_t solved_usages = 0;
   for (int round = 0; round < kMaxRounds; ++round) {
     if (!build_region_problem()) return false;
+    solved_usages += problem.entries.size();
+    if (round >= params.region_patience_rounds && solved_usages > component_usages) return false;
+    ++region_rounds;
+    deepest_region_rounds = std::max(deepest_region_rounds, static_cast<std::uint64_t>(round + 1));
     solver.solve(problem, rates);
     region_loads();
     region.joining.clear();
@@ -288,8 +299,19 @@ bool Fabric::Impl::recompute_region() {
       g.check_stamp = region.check_stamp;
       if (!outside_flow_keeps_bottleneck(slot)) region.joining.push_back(slot);
     };
-    for (const RegionLink& r : region.links) {
-      if (!r.changed) continue;
+    // The outside flows of a link whose R rates moved, unless the link reads as it did in the last
+    // round (then they passed those checks, or joined R, and any other link of theirs that moved
+    // since is walked here); and those of a link whose R rates moved back this round.
+    for (RegionLink& r : region.links) {
+      const bool as_last_round = r.checked && r.checked_changed == r.changed && r.checked_inside == r.inside &&
+                                 r.checked_r_load == r.r_load && r.checked_r_max == r.r_max;
+      const bool changed_last_round = r.checked && r.checked_changed;
+      r.checked = true;
+      r.checked_changed = r.changed;
+      r.checked_inside = r.inside;
+      r.checked_r_load = r.r_load;
+      r.checked_r_max = r.r_max;
+      if (as_last_round || !(r.changed || changed_last_round)) continue;
       if (r.pair >= 0) {
         if (r.inside == 2) continue;
         const PairGroup& g = pair_groups[static_cast<std::size_t>(r.pair)];

@@ -74,6 +74,7 @@ void Fabric::Impl::recompute() {
     ++region_recomputations;
   } else {
     collect_component();
+    component_usages = problem.entries.size();
     solver.solve(problem, rates);
   }
   for (std::size_t i = 0; i < component_flows.size(); ++i) apply_rate(component_flows[i], rates[i]);

@@ -229,6 +229,8 @@ Trace Executor::run(IterationStats* stats) {
     stats->events = sim_.events_processed();
     stats->rate_recomputations = fabric_.rate_recomputations();
     stats->region_recomputations = fabric_.region_recomputations();
+    stats->region_rounds = fabric_.region_rounds();
+    stats->deepest_region_rounds = fabric_.deepest_region_rounds();
     stats->flows = fabric_.completed_flow_count();
     stats->dp_collectives = dp_collectives_;
   }

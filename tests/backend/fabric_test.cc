@@ -344,6 +344,9 @@ TEST(FabricParams, InvalidValuesNameTheirKey) {
   p.stall_timeout_ns = -1;
   expect_invalid(p, "fabric.stall_timeout_s");
   p = {};
+  p.region_patience_rounds = -1;
+  expect_invalid(p, "fabric.region_patience_rounds");
+  p = {};
   p.routing = static_cast<Routing>(7);
   expect_invalid(p, "fabric.routing");
 }
