@@ -169,6 +169,9 @@ struct RegionLink {
   double r_max = 0;                   // their largest new rate
   bool outside_max_exact = true;      // outside_max is the exact largest, not a bound
   bool changed = false;               // some R flow on the link changes rate
+  double residual = 0;                // its capacity less the outside load (build_region_problem)
+  static constexpr std::uint32_t kFolded = 0xFFFFFFFFu;
+  std::uint32_t problem_link = kFolded;  // its link in the max-min problem, or kFolded into a flow's cap
   // What the outside flows' checks read of the link (its R flows and their loads and largest rate)
   // as of the last round's checks: a round in which these are the same gives the same verdicts.
   bool checked = false;  // a round has checked with the link in the region

@@ -94,24 +94,29 @@ bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
 }
 
 // Per region link: the load and largest rate of the flows outside R (current rates); builds the
-// max-min problem of R over the residual capacities, with one virtual link per flow for the links
-// it crosses alone.
+// max-min problem of R over the residual capacities. A link that one flow of R crosses only caps
+// that flow, like the links it crosses alone: all of them fold into one link of the flow's own (the
+// solver would fold them likewise; folded here, they stay out of its lists).
 bool Fabric::Impl::build_region_problem() {
   problem.clear();
+  const auto add_link = [&](RegionLink& r, double residual) {
+    r.residual = residual;
+    r.problem_link = r.inside == 1 ? RegionLink::kFolded : problem.add_link(residual);
+  };
   for (RegionLink& r : region.links) {
     r.outside_load = 0;
     r.outside_max = 0;
     r.outside_max_exact = true;  // pair groups and links with no outside flow: exact
     if (r.pair >= 0) {
       if (r.inside == 2) {
-        problem.add_link(r.capacity);
+        add_link(r, r.capacity);
         continue;
       }
       const PairGroup& g = pair_groups[static_cast<std::size_t>(r.pair)];
       const double outside_rate = flows[flow_epoch[g.a] == epoch ? g.b : g.a].rate;
       if (outside_rate <= 0) return false;  // unsolved or stalled neighbour: full solve
       r.outside_load = r.outside_max = outside_rate;
-      problem.add_link(std::max(0.0, r.capacity - outside_rate));
+      add_link(r, std::max(0.0, r.capacity - outside_rate));
       continue;
     }
     // A shared link: the outside flows' load is the link's total less R's part; their largest rate
@@ -120,7 +125,7 @@ bool Fabric::Impl::build_region_problem() {
     MEGASIM_ASSERT(occupant.slot == LinkOccupant::kListed, "a region link is not shared");
     const SharedTotals& totals = shared_totals[occupant.usage];
     if (totals.flows == r.inside) {  // every flow on it is in R: nothing outside to hold
-      problem.add_link(r.capacity);
+      add_link(r, r.capacity);
       continue;
     }
     if (totals.unsolved > r.inside_unsolved) return false;  // unsolved or stalled neighbour: full solve
@@ -128,15 +133,23 @@ bool Fabric::Impl::build_region_problem() {
     r.outside_load = load;
     r.outside_max = totals.fastest;
     r.outside_max_exact = false;
-    problem.add_link(std::max(0.0, r.capacity - load));
+    add_link(r, std::max(0.0, r.capacity - load));
   }
   region.caps.clear();
   for (const std::uint32_t slot : component_flows) {
     const FlowState& f = flows[slot];
-    for (const SharedUsage& k : f.shared) problem.add_usage(link_mark[k.link.index()].local, k.weight);
-    for (const std::uint32_t pair : f.pairs) problem.add_usage(pair_mark[pair].local, 1.0);
-    const double cap = f.private_caps.min();
-    region.caps.push_back(cap);
+    const double private_cap = f.private_caps.min();
+    double cap = private_cap;
+    const auto use = [&](const RegionLink& r, double weight) {
+      if (r.problem_link == RegionLink::kFolded) {
+        cap = std::min(cap, r.residual / weight);
+      } else {
+        problem.add_usage(r.problem_link, weight);
+      }
+    };
+    for (const SharedUsage& k : f.shared) use(region.links[link_mark[k.link.index()].local], k.weight);
+    for (const std::uint32_t pair : f.pairs) use(region.links[pair_mark[pair].local], 1.0);
+    region.caps.push_back(private_cap);
     if (std::isfinite(cap)) problem.add_usage(problem.add_link(cap), 1.0);
     problem.end_flow();
   }
