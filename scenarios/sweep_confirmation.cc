@@ -1,5 +1,6 @@
 // The sweep's confirmation (sweep_study.h, "Screen and confirmation"): hands out screened rows for
-// full simulation in the order of their screens, and keeps the rows of the sequential rule.
+// full simulation, those the rule always simulates costliest first and then the rest in the order of
+// their screens, and keeps the rows of the sequential rule.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -57,6 +58,22 @@ SweepConfirmation::SweepConfirmation(std::vector<SweepRow> screened_rows, std::s
     if (x.screen_tokens_per_s != y.screen_tokens_per_s) return x.screen_tokens_per_s > y.screen_tokens_per_s;
     return key_less(x.candidate, y.candidate);
   });
+  handed_.assign(order_.size(), false);
+  // The first confirm_top of a point in screen order, less those the screen simulated in full, come
+  // before any bound of theirs is known: the rule simulates them whatever the results. Handing them
+  // out costliest first lets the longest simulation start at once rather than behind shorter ones.
+  std::vector<std::size_t> known(points, 0);
+  for (std::size_t p = 0; p < points; ++p) known[p] = full_by_point_[p].size();
+  for (std::size_t k = 0; k < order_.size(); ++k) {
+    std::size_t& n = known[screened_[order_[k]].candidate.point];
+    if (n < confirm_top_) {
+      always_.push_back(k);
+      ++n;
+    }
+  }
+  std::stable_sort(always_.begin(), always_.end(), [this](std::size_t a, std::size_t b) {
+    return estimated_cost(screened_[order_[a]].candidate) > estimated_cost(screened_[order_[b]].candidate);
+  });
 }
 
 double SweepConfirmation::bound_to_beat(std::size_t point) const {
@@ -64,9 +81,17 @@ double SweepConfirmation::bound_to_beat(std::size_t point) const {
 }
 
 std::optional<std::size_t> SweepConfirmation::next() {
+  if (always_cursor_ < always_.size()) {
+    const std::size_t k = always_[always_cursor_++];
+    handed_[k] = true;
+    ++in_flight_;
+    return order_[k];
+  }
   for (; cursor_ < order_.size(); ++cursor_) {
+    if (handed_[cursor_]) continue;
     const SweepRow& row = screened_[order_[cursor_]];
     if (row.screen_tokens_per_s >= bound_to_beat(row.candidate.point)) {
+      handed_[cursor_] = true;
       ++in_flight_;
       return order_[cursor_++];
     }
@@ -88,6 +113,7 @@ void SweepConfirmation::record(std::size_t index, SweepRow full) {
 std::size_t SweepConfirmation::remaining() const {
   std::size_t left = in_flight_;
   for (std::size_t k = cursor_; k < order_.size(); ++k) {
+    if (handed_[k]) continue;
     const SweepRow& row = screened_[order_[k]];
     if (row.screen_tokens_per_s >= bound_to_beat(row.candidate.point)) ++left;
   }

@@ -177,7 +177,9 @@ class SweepConfirmation {
   SweepConfirmation(std::vector<SweepRow> screened, std::size_t confirm_top);
   // A row (an index into the rows) to simulate in full next, or nullopt when the full results recorded
   // so far show that no row not yet handed out can reach its point's top: then none ever will (the
-  // bounds to beat only rise). Each index is handed out once.
+  // bounds to beat only rise). Each index is handed out once: first the rows the rule simulates
+  // whatever the results (a point's first confirm_top by screen, less those the screen simulated in
+  // full), costliest first (estimated_cost), then the others by screen, descending.
   std::optional<std::size_t> next();
   // The candidate of a row.
   [[nodiscard]] const SweepCandidate& candidate(std::size_t index) const { return screened_.at(index).candidate; }
@@ -197,6 +199,9 @@ class SweepConfirmation {
   std::vector<std::optional<SweepRow>> full_;  // by row
   std::size_t confirm_top_;
   std::vector<std::size_t> order_;                  // screened rows by screen (descending), then key
+  std::vector<bool> handed_;                        // by position in order_
+  std::vector<std::size_t> always_;                 // positions in order_ the rule always simulates, costliest first
+  std::size_t always_cursor_ = 0;                   // into always_
   std::size_t cursor_ = 0;                          // into order_
   std::vector<std::vector<double>> full_by_point_;  // tokens/s of the full results, descending
   std::size_t in_flight_ = 0;

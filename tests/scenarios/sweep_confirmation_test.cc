@@ -119,5 +119,40 @@ TEST(SweepConfirmation, PointsAreConfirmedApartAndFullResultsOfTheScreenCount) {
   EXPECT_EQ(statuses(c.rows()), expected);
 }
 
+// The rows the rule simulates whatever the results (the first 3 by screen) go out costliest first, so
+// that the longest simulation starts at once; the rest follow by screen. The rows that come of it are
+// those of handing everything out by screen.
+TEST(SweepConfirmation, RowsAlwaysSimulatedGoOutCostliestFirst) {
+  const auto with_cost = [](SweepRow row, std::int64_t microbatches) {
+    row.candidate.gpus = 64;
+    row.candidate.tp = 8;
+    row.candidate.virtual_stages = 2;
+    row.candidate.num_microbatches = microbatches;
+    return row;
+  };
+  // Screens 10, 9, 8, 7; costs (64 / 8 units x 2 chunks x micro-batches) 16, 80, 48, 1600.
+  std::vector<SweepRow> rows{with_cost(screened_row(0, 1, 10), 1), with_cost(screened_row(0, 2, 9), 5),
+                             with_cost(screened_row(0, 3, 8), 3), with_cost(screened_row(0, 4, 7), 100)};
+  rows[0].candidate.micro_batch_size = 1;
+  rows[1].candidate.micro_batch_size = 2;
+  rows[2].candidate.micro_batch_size = 3;
+  rows[3].candidate.micro_batch_size = 4;
+  ASSERT_GT(estimated_cost(rows[1].candidate), estimated_cost(rows[2].candidate));
+  ASSERT_GT(estimated_cost(rows[2].candidate), estimated_cost(rows[0].candidate));
+  const std::vector<double> full{9.5, 8.5, 7.5, 6};
+  SweepConfirmation c(rows, 3);
+  EXPECT_EQ(c.next(), std::optional<std::size_t>(1));
+  EXPECT_EQ(c.next(), std::optional<std::size_t>(2));
+  EXPECT_EQ(c.next(), std::optional<std::size_t>(0));
+  EXPECT_EQ(c.remaining(), 4u);  // 3 in flight, and row 3 while nothing is known
+  for (const std::size_t i : {std::size_t{2}, std::size_t{0}, std::size_t{1}})
+    c.record(i, full_row(c.candidate(i), full[i]));
+  // 7 < 7.5, the third best full result: the rule stops before row 3, the costliest.
+  EXPECT_EQ(c.remaining(), 0u);
+  EXPECT_EQ(c.next(), std::nullopt);
+  EXPECT_EQ(statuses(c.rows()), (std::vector<SweepStatus>{SweepStatus::kSimulated, SweepStatus::kSimulated,
+                                                          SweepStatus::kSimulated, SweepStatus::kScreened}));
+}
+
 }  // namespace
 }  // namespace megasim::scenarios
