@@ -184,7 +184,18 @@ struct RegionLink {
 // Working memory of the region solve, indexed by the region's local link numbers (LinkMark::local).
 struct RegionScratch {
   std::vector<RegionLink> links;
-  std::vector<double> caps;            // per flow of R: its cap from the links it crosses alone
+  // Per flow of R, in the order of component_flows, recorded as it joins (none of it changes during
+  // the solve): its region links and weights (shared links, then pair groups at weight 1), in
+  // usages[usage_begin[i] .. usage_begin[i + 1]); its rate before the solve; its cap from the links
+  // it crosses alone.
+  struct Usage {
+    std::uint32_t local;
+    double weight;
+  };
+  std::vector<Usage> usages;
+  std::vector<std::uint32_t> usage_begin{0};
+  std::vector<double> old_rates;
+  std::vector<double> caps;
   std::vector<std::uint32_t> joining;  // flows to add to R after a failed check
   std::uint32_t check_stamp = 0;
 };

@@ -81,15 +81,22 @@ bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
   component_flows.push_back(slot);
   for (const SharedUsage& k : f.shared) {
     if (!region_add_link(k.link)) return false;
-    RegionLink& r = region.links[link_mark[k.link.index()].local];
+    const std::uint32_t local = link_mark[k.link.index()].local;
+    RegionLink& r = region.links[local];
     ++r.inside;
     r.inside_load += k.weight * std::max(0.0, f.rate);
     if (f.rate <= 0) ++r.inside_unsolved;
+    region.usages.push_back({local, k.weight});
   }
   for (const std::uint32_t pair : f.pairs) {
     if (!region_add_pair(pair)) return false;
-    ++region.links[pair_mark[pair].local].inside;
+    const std::uint32_t local = pair_mark[pair].local;
+    ++region.links[local].inside;
+    region.usages.push_back({local, 1.0});
   }
+  region.usage_begin.push_back(static_cast<std::uint32_t>(region.usages.size()));
+  region.old_rates.push_back(f.rate);
+  region.caps.push_back(f.private_caps.min());
   return true;
 }
 
@@ -135,21 +142,17 @@ bool Fabric::Impl::build_region_problem() {
     r.outside_max_exact = false;
     add_link(r, std::max(0.0, r.capacity - load));
   }
-  region.caps.clear();
-  for (const std::uint32_t slot : component_flows) {
-    const FlowState& f = flows[slot];
-    const double private_cap = f.private_caps.min();
-    double cap = private_cap;
-    const auto use = [&](const RegionLink& r, double weight) {
+  for (std::size_t i = 0; i < component_flows.size(); ++i) {
+    double cap = region.caps[i];
+    for (std::uint32_t u = region.usage_begin[i]; u < region.usage_begin[i + 1]; ++u) {
+      const RegionScratch::Usage& usage = region.usages[u];
+      const RegionLink& r = region.links[usage.local];
       if (r.problem_link == RegionLink::kFolded) {
-        cap = std::min(cap, r.residual / weight);
+        cap = std::min(cap, r.residual / usage.weight);
       } else {
-        problem.add_usage(r.problem_link, weight);
+        problem.add_usage(r.problem_link, usage.weight);
       }
-    };
-    for (const SharedUsage& k : f.shared) use(region.links[link_mark[k.link.index()].local], k.weight);
-    for (const std::uint32_t pair : f.pairs) use(region.links[pair_mark[pair].local], 1.0);
-    region.caps.push_back(private_cap);
+    }
     if (std::isfinite(cap)) problem.add_usage(problem.add_link(cap), 1.0);
     problem.end_flow();
   }
@@ -182,11 +185,13 @@ void Fabric::Impl::region_loads() {
     r.changed = r.changed || moved;
   };
   for (std::size_t i = 0; i < component_flows.size(); ++i) {
-    const FlowState& f = flows[component_flows[i]];
+    const double old_rate = region.old_rates[i];
     const double rate = rates[i];
-    const bool moved = !(f.rate >= 0 && std::abs(rate - f.rate) <= kRateTolerance * f.rate);
-    for (const SharedUsage& k : f.shared) add(link_mark[k.link.index()].local, k.weight * rate, rate, moved);
-    for (const std::uint32_t pair : f.pairs) add(pair_mark[pair].local, rate, rate, moved);
+    const bool moved = !(old_rate >= 0 && std::abs(rate - old_rate) <= kRateTolerance * old_rate);
+    for (std::uint32_t u = region.usage_begin[i]; u < region.usage_begin[i + 1]; ++u) {
+      const RegionScratch::Usage& usage = region.usages[u];
+      add(usage.local, usage.weight * rate, rate, moved);
+    }
   }
 }
 
@@ -258,6 +263,10 @@ bool Fabric::Impl::recompute_region() {
   next_epoch();
   component_flows.clear();
   region.links.clear();
+  region.usages.clear();
+  region.usage_begin.assign(1, 0);
+  region.old_rates.clear();
+  region.caps.clear();
   // Step 1, judged on the current rates (no link is in the region yet, so the bottleneck checks read
   // the lists). A flow held by a saturated changed link where a flow arrives makes room for it; a
   // changed link its flows overload (its capacity fell) has all of them in R, which the solve fits
