@@ -62,8 +62,8 @@ SweepConfirmation::SweepConfirmation(std::vector<SweepRow> screened_rows, std::s
   // The first confirm_top of a point in screen order, less those the screen simulated in full, come
   // before any bound of theirs is known: the rule simulates them whatever the results. Handing them
   // out costliest first lets the longest simulation start at once rather than behind shorter ones.
-  std::vector<std::size_t> known(points, 0);
-  for (std::size_t p = 0; p < points; ++p) known[p] = full_by_point_[p].size();
+  std::vector<std::size_t> known;  // per point: rows handed out or full before this one
+  for (const std::vector<double>& full : full_by_point_) known.push_back(full.size());
   for (std::size_t k = 0; k < order_.size(); ++k) {
     std::size_t& n = known[screened_[order_[k]].candidate.point];
     if (n < confirm_top_) {

@@ -230,7 +230,6 @@ Trace Executor::run(IterationStats* stats) {
     stats->rate_recomputations = fabric_.rate_recomputations();
     stats->region_recomputations = fabric_.region_recomputations();
     stats->region_rounds = fabric_.region_rounds();
-    stats->deepest_region_rounds = fabric_.deepest_region_rounds();
     stats->flows = fabric_.completed_flow_count();
     stats->dp_collectives = dp_collectives_;
   }

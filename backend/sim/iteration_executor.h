@@ -99,7 +99,6 @@ struct IterationStats {
   std::uint64_t rate_recomputations = 0;    // max-min solves of the fabric
   std::uint64_t region_recomputations = 0;  // of which solved the changed region only
   std::uint64_t region_rounds = 0;          // rounds of the region solves (Fabric::region_rounds)
-  std::uint64_t deepest_region_rounds = 0;  // the most rounds one region solve ran
   std::uint64_t flows = 0;                  // fabric flows (PP transfers and collective channels)
   std::uint64_t dp_collectives = 0;         // DP collectives run (one per DP group per call)
 };

@@ -219,7 +219,6 @@ TEST_P(FabricInvariants, RegionSolveThatWeighsItsCostStaysExact) {
     params.region_patience_rounds = 1;
     const RunResult r = expect_region_solve_exact(w, params, "patience 1, seed " + std::to_string(seed));
     if (::testing::Test::HasFailure()) return;
-    EXPECT_GE(r.region_rounds, r.region_solves);
     impatient_region_solves += r.region_solves;
     impatient_deepest = std::max(impatient_deepest, r.deepest_region_rounds);
   }
