@@ -6,6 +6,7 @@
 
 int main(int argc, char** argv) {
   megasim::sim::reexec_with_huge_page_heap(argv);
+  megasim::sim::keep_freed_heap_memory();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

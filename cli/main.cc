@@ -17,6 +17,7 @@ constexpr int kExitInternalError = 1;
 
 int main(int argc, char** argv) {
   megasim::sim::reexec_with_huge_page_heap(argv);
+  megasim::sim::keep_freed_heap_memory();
   megasim::cli::process_args() = {argc, argv};
   CLI::App app{"megasim: simulate large-scale LLM training clusters"};
   app.set_version_flag("--version", "megasim 0.1.0");

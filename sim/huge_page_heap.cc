@@ -1,5 +1,6 @@
 #include "sim/huge_page_heap.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -44,6 +45,13 @@ void reexec_with_huge_page_heap(char** argv) {
   } else {
     unsetenv("GLIBC_TUNABLES");
   }
+}
+
+bool keep_freed_heap_memory() {
+  constexpr int kLargestMmapThreshold = 32 * 1024 * 1024;  // glibc's DEFAULT_MMAP_THRESHOLD_MAX (64-bit)
+  const bool mmap_set = mallopt(M_MMAP_THRESHOLD, kLargestMmapThreshold) == 1;
+  const bool trim_set = mallopt(M_TRIM_THRESHOLD, -1) == 1;  // -1: never trim (glibc's documented value)
+  return mmap_set && trim_set;
 }
 
 }  // namespace megasim::sim

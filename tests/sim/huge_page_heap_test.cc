@@ -21,5 +21,10 @@ TEST(HugePageHeap, LeavesAnExplicitChoiceAlone) {
   EXPECT_FALSE(tunables_with_huge_page_heap("glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1").has_value());
 }
 
+TEST(HugePageHeap, GlibcTakesTheSettingsThatKeepFreedMemory) {
+  // mallopt refuses an mmap threshold above its maximum: this fails if the constant is out of range.
+  EXPECT_TRUE(keep_freed_heap_memory());
+}
+
 }  // namespace
 }  // namespace megasim::sim
