@@ -67,17 +67,20 @@ struct alignas(64) Unit {
   std::array<bool, kStreams> busy{};           // a blocking task is running on the stream
   const TaskTimes* times = nullptr;
   std::vector<topo::GpuId> gpus;  // by TP rank
-  // The routes of its PP sends to the next stage [0] and to the previous one [1]: every send to a
-  // peer crosses the same lanes (its TP ranks' connections on their pipeline communicators).
-  std::array<RouteHint, 2> send_routes{};
+  // The routes of its TP ranks' PP sends, [direction * tp + tp rank], direction 0 to the next stage
+  // and 1 to the previous one: every send of a TP rank to a peer crosses the same lane (its
+  // connection on its pipeline communicator).
+  std::vector<RouteHint> send_routes;
 };
 
-// A PP transfer in flight, indexed by its FlowId.
+// A PP transfer: one flow per TP rank (executor_p2p.cc), by transfer number.
 struct Transfer {
   std::int32_t send_unit = -1;
   std::int32_t send_task = -1;
   std::int32_t recv_unit = -1;
   std::int32_t recv_task = -1;
+  std::int32_t flows_left = 0;  // its TP ranks' flows still sending
+  sim::SimTime delivered = 0;   // when the last byte of those done so far arrives
 };
 
 // The k-th DP call of a stage.
@@ -134,7 +137,9 @@ class Executor {
   // executor_p2p.cc
   void post(std::int32_t u, std::int32_t task);
   void start_transfer(std::int32_t send_unit, std::int32_t send_task, std::int32_t recv_unit, std::int32_t recv_task);
-  void on_transfer_done(FlowId id);
+  // A flow of the transfer has sent its last byte, delivered at `delivered`; the transfer ends, for
+  // its send and recv, when the last of its flows is delivered.
+  void on_transfer_sent(std::int32_t transfer, sim::SimTime delivered);
 
   // executor_dp.cc
   void issue_dp(std::int32_t u, std::int32_t task);
@@ -175,7 +180,9 @@ class Executor {
   std::vector<std::vector<DpCall>> dp_calls_;          // [stage][call]
   std::vector<std::vector<topo::GpuId>> dp_members_;   // [stage * tp + tp rank]: GPUs by replica
   std::vector<std::vector<std::int64_t>> dp_servers_;  // servers_of(dp_members_)
-  std::vector<Transfer> transfers_;                    // by FlowId value; DP flows stay empty
+  std::vector<Transfer> transfers_;                    // by transfer number
+  std::vector<std::int32_t> free_transfers_;           // numbers of ended transfers, reused unless recording flows
+  std::vector<std::int32_t> transfer_of_flow_;         // when recording flows, by FlowId value: its transfer, or -1
   FlowSpec transfer_spec_;                             // start_transfer's, reused (set up in the constructor)
   std::uint64_t dp_collectives_ = 0;
   Trace trace_;

@@ -22,7 +22,8 @@
 //   remaining path is down) schedules no completion: the flow is stalled.
 // - At completion the bytes are credited to the links that carried them, the flow is removed (its links
 //   recomputed) and on_complete runs after the flow's path latency (the longest lane's sum of link
-//   latencies; for spraying the byte-weighted mean over the sprayed paths) when add_path_latency.
+//   latencies; for spraying the byte-weighted mean over the sprayed paths) when add_path_latency;
+//   or on_sent runs at once, told when the last byte will be delivered.
 // The Fabric must outlive the simulation run that uses it (pending events refer to it), and the
 // Simulator must outlive the Fabric: its destructor cancels the events it still has pending.
 #pragma once
@@ -105,6 +106,10 @@ struct FlowSpec {
   double bytes_per_lane = 0;     // > 0
   bool add_path_latency = true;  // completion waits for the last byte to cross the longest path
   std::function<void(FlowId)> on_complete;
+  // Instead of on_complete (at most one of the two is set), for a caller that waits for several
+  // flows: runs when the last byte is sent, with the time it is delivered (on_complete's time), so
+  // that the caller schedules one event for the lot rather than one per flow.
+  std::function<void(FlowId, sim::SimTime delivered)> on_sent;
   // Optional, in and out: a hint that start_flow left here for a flow with exactly these lanes (the
   // caller's contract), and where start_flow leaves this flow's.
   RouteHint* route_hint = nullptr;
@@ -116,8 +121,8 @@ std::uint32_t qp_number(std::uint64_t seed, const FlowLane& lane, int qp);
 // The RoCEv2 5-tuple of that QP: NIC IPs, UDP source port from the QP number, port 4791, UDP.
 topo::FiveTuple qp_tuple(const topo::Topology& topo, std::uint64_t seed, const FlowLane& lane, int qp);
 
-// Appended when a flow's last byte is sent; `end` is when its on_complete runs (the last byte
-// delivered: plus the path latency when add_path_latency).
+// Appended when a flow's last byte is sent; `end` is when its last byte is delivered (plus the path
+// latency when add_path_latency): when on_complete runs, or the time on_sent is told.
 struct FlowRecord {
   FlowId id;
   sim::SimTime start = 0;

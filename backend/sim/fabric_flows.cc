@@ -50,7 +50,9 @@ FlowId Fabric::Impl::start_flow(const FlowSpec& spec) {
   f.done_at_route_change = 0;
   f.start = f.last_update = sim.now();
   f.completion = f.stall_check = {};
+  MEGASIM_ASSERT(!(spec.on_complete && spec.on_sent), "a flow has on_complete or on_sent, not both");
   f.on_complete = spec.on_complete;
+  f.on_sent = spec.on_sent;
   route_flow(f, spec.lanes, spec.route_hint);
   if (f.stuck) stuck_flows.push_back(f.id);
   enter_usages(slot, /*mark_links_dirty=*/false);
@@ -285,13 +287,16 @@ void Fabric::Impl::complete(std::uint32_t slot) {
         {f.id, f.start, sim.now() + latency, f.bytes_per_lane, static_cast<std::int32_t>(lanes_of(f).size())});
   const FlowId id = f.id;
   std::function<void(FlowId)> callback = std::move(f.on_complete);
+  std::function<void(FlowId, sim::SimTime)> sent = std::move(f.on_sent);
   f.on_complete = nullptr;
+  f.on_sent = nullptr;
   f.active = false;
   slot_of_id[id.index()] = -1;
   free_slots.push_back(slot);
   // Observers see the allocation after every change, whether re-solved or kept.
   if (rates_unchanged && recompute_observer) recompute_observer();
-  // Last: the callback may start flows, which can reallocate `flows`.
+  // Last: the callbacks may start flows, which can reallocate `flows`.
+  if (sent) sent(id, sim.now() + latency);
   if (!callback) return;
   if (latency > 0) {
     sim.schedule_after(latency, [callback = std::move(callback), id] { callback(id); });

@@ -118,6 +118,7 @@ struct alignas(64) FlowState {
   sim::EventHandle completion;
   sim::EventHandle stall_check;
   std::function<void(FlowId)> on_complete;
+  std::function<void(FlowId, sim::SimTime)> on_sent;
   std::vector<LaneRoute> lanes;   // empty while `route` holds them (use lanes_of)
   std::vector<Segment> segments;  // likewise (segments_of)
   sim::SimTime latency = -1;      // path_latency() of the current routes; -1: not known yet

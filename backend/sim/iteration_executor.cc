@@ -120,7 +120,6 @@ Executor::Executor(const IterationInputs& in)
       fabric_(sim_, *in.topology, fabric_params(in)),
       runner_(sim_, fabric_, in.collective) {
   transfer_spec_.add_path_latency = true;
-  transfer_spec_.on_complete = [this](FlowId id) { on_transfer_done(id); };
   for (const topo::LinkId l : in.failed_links) fabric_.set_link_failed(l);
   for (const auto& [l, factor] : in.degraded_links) fabric_.set_link_speed_factor(l, factor);
   build_stages();
@@ -150,6 +149,7 @@ void Executor::build_units() {
       out.ranks.push_back(layout_unit * tp_ + t);
       unit.gpus.push_back(in_.placement[static_cast<std::size_t>(layout_unit * tp_ + t)]);
     }
+    unit.send_routes.resize(static_cast<std::size_t>(2 * tp_));
     out.stage = unit.stage;
     out.replica = unit.replica;
     const StageInfo& info = stages_[static_cast<std::size_t>(unit.stage)];
@@ -260,8 +260,9 @@ void Executor::fill_flows() {
     out.end = f.end;
     out.bytes_per_lane = f.bytes_per_lane;
     out.lanes = f.lanes;
-    const Transfer* t = f.id.index() < transfers_.size() ? &transfers_[f.id.index()] : nullptr;
-    if (t == nullptr || t->send_unit < 0) {
+    const std::int32_t transfer = f.id.index() < transfer_of_flow_.size() ? transfer_of_flow_[f.id.index()] : -1;
+    const Transfer* t = transfer >= 0 ? &transfers_[static_cast<std::size_t>(transfer)] : nullptr;
+    if (t == nullptr) {
       out.label = "dp collective";
       continue;
     }

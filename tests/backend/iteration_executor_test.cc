@@ -54,14 +54,10 @@ TEST(IterationExecutor, SingleRankRunsComputeBackToBack) {
   for (const TaskRecord& rec : r) EXPECT_EQ(rec.tp_exposed, 0);
 }
 
-// (3) Two stages, one micro-batch, tp = 2 on two servers: stage 0 on GPUs 0, 1 and stage 1 on GPUs
-// 8, 9. Each transfer is one flow of two lanes (0 -> 8 on rail 0, 1 -> 9 on rail 1), each lane on
-// its own NICs under one ToR: bytes / 24e9 B/s + 2 links x 600 ns. With 24e6 bytes that is 1 ms +
-// 1200 ns (the fabric rounds the drain up to a whole ns). iteration = f0 + x + f1 + b1 + x + b0.
-TEST(IterationExecutor, TwoStagePipelineAddsTransfersOnTheNetwork) {
+// Two stages, one micro-batch, tp = 2 on two servers: stage 0 on GPUs 0, 1 and stage 1 on GPUs 8, 9.
+models::Workload two_stage_pipeline(double bytes) {
   models::Workload w = empty_workload(2, 2, 1);
   w.kernels.resize(4);
-  const double bytes = 24e6;
   auto& s0 = w.stages[0];
   const std::int32_t f0 = add_task(s0, compute_task(0));
   add_task(s0, p2p_task(models::TaskKind::kPpSend, +1, 0, bytes, {f0}));
@@ -72,6 +68,16 @@ TEST(IterationExecutor, TwoStagePipelineAddsTransfersOnTheNetwork) {
   const std::int32_t f1 = add_task(s1, compute_task(2, 1, {recv1}));
   const std::int32_t b1 = add_task(s1, compute_task(3, 1, {f1}));
   add_task(s1, p2p_task(models::TaskKind::kPpSend, -1, 1, bytes, {b1}));
+  return w;
+}
+
+// (3) The two-stage pipeline: each transfer is one flow per TP rank (0 -> 8 on rail 0, 1 -> 9 on
+// rail 1), each on its own NICs under one ToR: bytes / 24e9 B/s + 2 links x 600 ns. With 24e6 bytes
+// that is 1 ms + 1200 ns (the fabric rounds the drain up to a whole ns). iteration = f0 + x + f1 +
+// b1 + x + b0.
+TEST(IterationExecutor, TwoStagePipelineAddsTransfersOnTheNetwork) {
+  const double bytes = 24e6;
+  const models::Workload w = two_stage_pipeline(bytes);
   const topo::Topology topo = cluster(2);
   const double tf0 = 1 * kMs, tb0 = 2 * kMs, tf1 = 1.5 * kMs, tb1 = 3 * kMs;
   IterationInputs in = make_inputs(w, topo, placement_of({0, 1, 8, 9}), {{tf0, 0}, {tb0, 0}, {tf1, 0}, {tb1, 0}});
@@ -88,11 +94,37 @@ TEST(IterationExecutor, TwoStagePipelineAddsTransfersOnTheNetwork) {
   EXPECT_EQ(r0[1].transfer_start, r1[0].transfer_start);
   EXPECT_EQ(r0[1].end, r1[0].end);
   EXPECT_EQ(r0[2].end, r1[3].end);
-  ASSERT_EQ(trace.flows.size(), 2U);
-  EXPECT_EQ(trace.flows[0].lanes, 2);
-  EXPECT_EQ(trace.flows[0].bytes_per_lane, bytes);
-  EXPECT_EQ(trace.flows[0].label, "pp fwd stage 0 -> 1 replica 0");
-  EXPECT_EQ(trace.flows[1].label, "pp bwd stage 1 -> 0 replica 0");
+  ASSERT_EQ(trace.flows.size(), 4U);  // two transfers, a flow per TP rank each
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(trace.flows[i].lanes, 1) << i;
+    EXPECT_EQ(trace.flows[i].bytes_per_lane, bytes) << i;
+    EXPECT_EQ(trace.flows[i].label, i < 2 ? "pp fwd stage 0 -> 1 replica 0" : "pp bwd stage 1 -> 0 replica 0") << i;
+  }
+}
+
+// The TP ranks' shards of a transfer share no rate: with GPU 1's NIC at half speed, rank 1's flow
+// takes 2 ms + 1200 ns and rank 0's still 1 ms + 1200 ns; the transfer (the send, the recv and the
+// stage's next op) ends with its last shard.
+TEST(IterationExecutor, TransferEndsWithItsSlowestTpRank) {
+  const double bytes = 24e6;
+  const models::Workload w = two_stage_pipeline(bytes);
+  const topo::Topology topo = cluster(2);
+  const double tf0 = 1 * kMs, tb0 = 2 * kMs, tf1 = 1.5 * kMs, tb1 = 3 * kMs;
+  IterationInputs in = make_inputs(w, topo, placement_of({0, 1, 8, 9}), {{tf0, 0}, {tb0, 0}, {tf1, 0}, {tb1, 0}});
+  in.record_flows = true;
+  in.degraded_links = {{topo.nic_up(topo::GpuId(1)), 0.5}};
+  const Trace trace = simulate_iteration(in);
+  const double fast = bytes / kNic + 2 * 600e-9;
+  const double slow = bytes / (0.5 * kNic) + 2 * 600e-9;
+  // Forward: rank 1 sends over its slowed uplink; backward: it receives over GPU 9's, at full speed.
+  EXPECT_NEAR(ns(trace.iteration_time), (tf0 + slow + tf1 + tb1 + fast + tb0) * 1e9, 4);
+  const auto& r0 = trace.units[0].records;
+  EXPECT_NEAR(ns(r0[1].end), (tf0 + slow) * 1e9, 2);
+  ASSERT_EQ(trace.flows.size(), 4U);
+  // The forward transfer's shards, in the order they were delivered: rank 0's, then rank 1's.
+  EXPECT_NEAR(ns(trace.flows[0].end - trace.flows[0].start), fast * 1e9, 2);
+  EXPECT_NEAR(ns(trace.flows[1].end - trace.flows[1].start), slow * 1e9, 2);
+  EXPECT_EQ(trace.flows[1].label, "pp fwd stage 0 -> 1 replica 0");
 }
 
 // (4) dp = 4, one GPU per replica on four servers under one ToR (GPUs 0, 8, 16, 24, all rail 0).
