@@ -41,23 +41,28 @@ void EventQueue::insert(std::uint32_t index) {
   const std::uint32_t b = bucket_of(node.time);
   ++in_calendar_;
   if (heads_[b] == kNone) {
-    heads_[b] = tails_[b] = index;
+    heads_[b] = tails_[b] = fingers_[b] = index;
     return;
   }
   if (!earlier(node, nodes_[tails_[b]])) {
     nodes_[tails_[b]].next = index;
-    tails_[b] = index;
+    tails_[b] = fingers_[b] = index;
     return;
   }
   if (earlier(node, nodes_[heads_[b]])) {
     node.next = heads_[b];
-    heads_[b] = index;
+    heads_[b] = fingers_[b] = index;
     return;
   }
-  std::uint32_t at = heads_[b];
+  // The walk starts at the bucket's last insert when that is not later: a burst of events at one
+  // time, inserted before a later event of the bucket, then costs O(1) each rather than a walk past
+  // the burst.
+  const std::uint32_t finger = fingers_[b];
+  std::uint32_t at = finger != kNone && !earlier(node, nodes_[finger]) ? finger : heads_[b];
   while (!earlier(node, nodes_[nodes_[at].next])) at = nodes_[at].next;
   node.next = nodes_[at].next;
   nodes_[at].next = index;
+  fingers_[b] = index;
 }
 
 bool EventQueue::cancel(EventHandle h) {
@@ -77,6 +82,7 @@ void EventQueue::drop_stale_head(std::uint32_t bucket) {
   std::uint32_t h = heads_[bucket];
   while (h != kNone && !is_live(h)) {
     const std::uint32_t next = nodes_[h].next;
+    if (fingers_[bucket] == h) fingers_[bucket] = kNone;
     --in_calendar_;
     --stale_in_calendar_;
     free_slots_.push_back(h);
@@ -115,6 +121,7 @@ bool EventQueue::pop_due(SimTime limit, SimTime& time, std::uint32_t& slot_index
   cursor_top_ = at->bucket_top;
   heads_[at->bucket] = nodes_[index].next;
   if (heads_[at->bucket] == kNone) tails_[at->bucket] = kNone;
+  if (fingers_[at->bucket] == index) fingers_[at->bucket] = kNone;
   --in_calendar_;
   --live_;
   time = nodes_[index].time;
@@ -161,13 +168,15 @@ void EventQueue::rebuild(std::uint32_t buckets) {
             [this](std::uint32_t a, std::uint32_t b) { return earlier(nodes_[a], nodes_[b]); });
   width_shift_ = 0;
   if (live.size() > 1) {
-    const auto span = static_cast<std::uint64_t>(nodes_[live.back()].time - nodes_[live.front()].time);
-    const std::uint64_t spacing = std::max<std::uint64_t>(1, span / live.size());
+    const std::size_t k = std::max<std::size_t>(1, live.size() / 2);
+    const auto span = static_cast<std::uint64_t>(nodes_[live[k]].time - nodes_[live.front()].time);
+    const std::uint64_t spacing = std::max<std::uint64_t>(1, span / k);
     width_shift_ = static_cast<int>(std::bit_width(spacing)) - 1;
   }
   stale_in_calendar_ = 0;
   heads_.assign(buckets, kNone);
   tails_.assign(buckets, kNone);
+  fingers_.assign(buckets, kNone);
   bucket_mask_ = buckets - 1;
   in_calendar_ = 0;
   for (const std::uint32_t i : live) {

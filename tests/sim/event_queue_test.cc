@@ -88,6 +88,79 @@ TEST(EventQueue, InterleavedPushPopMatchesReferenceOrder) {
   EXPECT_EQ(q.size(), reference.size());
 }
 
+// Bursts of events at a few nearby times, pushed before and after later ones of the same bucket, with
+// cancellations (often of the event just pushed: a bucket's last insert, where the next insert's walk
+// may start) and pops in between, against a reference ordering by (time, sequence).
+TEST(EventQueue, BurstsWithCancellationsMatchReferenceOrder) {
+  EventQueue q;
+  std::vector<std::pair<SimTime, int>> reference;  // pending (time, id), sorted
+  std::vector<std::pair<EventHandle, std::pair<SimTime, int>>> handles;
+  std::uint64_t state = 7;
+  SimTime now = 0;
+  int next_id = 0;
+  std::vector<int> ran;
+  const auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  for (int step = 0; step < 30000; ++step) {
+    const std::uint64_t roll = next() % 16;
+    if (roll < 9 || reference.empty()) {
+      // Mostly four nearby times (bursts at each), some spread over many buckets.
+      const std::uint64_t spread = next() % 8 == 0 ? 4096 : 4;
+      const SimTime t = now + static_cast<SimTime>(next() % spread) * 3;
+      const int id = next_id++;
+      handles.push_back({q.push(t, [&ran, id] { ran.push_back(id); }), {t, id}});
+      reference.insert(std::upper_bound(reference.begin(), reference.end(), std::make_pair(t, id)), {t, id});
+    } else if (roll < 12) {
+      const std::size_t pick = next() % 2 == 0 ? handles.size() - 1 : next() % handles.size();
+      const bool pending = q.is_pending(handles[pick].first);
+      const auto it = std::lower_bound(reference.begin(), reference.end(), handles[pick].second);
+      ASSERT_EQ(pending, it != reference.end() && *it == handles[pick].second);
+      EXPECT_EQ(q.cancel(handles[pick].first), pending);
+      if (pending) reference.erase(it);
+    } else {
+      auto e = q.pop();
+      ASSERT_TRUE(e.has_value());
+      e->fn();
+      ASSERT_EQ(ran.back(), reference.front().second);
+      ASSERT_EQ(e->time, reference.front().first);
+      now = e->time;
+      reference.erase(reference.begin());
+    }
+  }
+  EXPECT_EQ(q.size(), reference.size());
+  while (auto e = q.pop()) {
+    e->fn();
+    ASSERT_EQ(ran.back(), reference.front().second);
+    reference.erase(reference.begin());
+  }
+  EXPECT_TRUE(reference.empty());
+}
+
+// Aimed at the calendar's layout before its first resize (64 buckets of 1 ns: times 0, 64, 128 and
+// 192 share a bucket): the bucket's last insert (F) is cancelled and dropped from the bucket's head,
+// and its slot reused by an event of another bucket (X); a later insert into the first bucket must
+// not start its walk from that slot. Whatever the layout, the order is checked.
+TEST(EventQueue, InsertAfterTheLastInsertWasDroppedKeepsOrder) {
+  EventQueue q;
+  std::vector<char> order;
+  const auto note = [&order](char c) { return [&order, c] { order.push_back(c); }; };
+  q.push(0, note('P'));
+  q.push(128, note('H'));
+  q.push(192, note('T'));
+  const EventHandle f = q.push(64, note('F'));
+  EXPECT_TRUE(q.cancel(f));
+  auto first = q.pop();
+  ASSERT_TRUE(first.has_value());
+  first->fn();
+  EXPECT_EQ(q.next_time(), 128);  // drops F's stale entry
+  q.push(1, note('X'));
+  q.push(128, note('Y'));
+  while (auto e = q.pop()) e->fn();
+  EXPECT_EQ(order, (std::vector<char>{'P', 'X', 'H', 'Y', 'T'}));
+}
+
 TEST(EventQueue, ManyRandomTimesComeOutSorted) {
   EventQueue q;
   std::uint64_t state = 12345;
