@@ -71,6 +71,14 @@ models::Workload two_stage_pipeline(double bytes) {
   return w;
 }
 
+// Its compute times and flow records: f0 1 ms, b0 2 ms, f1 1.5 ms, b1 3 ms.
+constexpr double kTf0 = 1 * kMs, kTb0 = 2 * kMs, kTf1 = 1.5 * kMs, kTb1 = 3 * kMs;
+IterationInputs two_stage_inputs(const models::Workload& w, const topo::Topology& topo) {
+  IterationInputs in = make_inputs(w, topo, placement_of({0, 1, 8, 9}), {{kTf0, 0}, {kTb0, 0}, {kTf1, 0}, {kTb1, 0}});
+  in.record_flows = true;
+  return in;
+}
+
 // (3) The two-stage pipeline: each transfer is one flow per TP rank (0 -> 8 on rail 0, 1 -> 9 on
 // rail 1), each on its own NICs under one ToR: bytes / 24e9 B/s + 2 links x 600 ns. With 24e6 bytes
 // that is 1 ms + 1200 ns (the fabric rounds the drain up to a whole ns). iteration = f0 + x + f1 +
@@ -79,12 +87,9 @@ TEST(IterationExecutor, TwoStagePipelineAddsTransfersOnTheNetwork) {
   const double bytes = 24e6;
   const models::Workload w = two_stage_pipeline(bytes);
   const topo::Topology topo = cluster(2);
-  const double tf0 = 1 * kMs, tb0 = 2 * kMs, tf1 = 1.5 * kMs, tb1 = 3 * kMs;
-  IterationInputs in = make_inputs(w, topo, placement_of({0, 1, 8, 9}), {{tf0, 0}, {tb0, 0}, {tf1, 0}, {tb1, 0}});
-  in.record_flows = true;
-  const Trace trace = simulate_iteration(in);
+  const Trace trace = simulate_iteration(two_stage_inputs(w, topo));
   const double x = bytes / kNic + 2 * 600e-9;
-  const double expected = tf0 + x + tf1 + tb1 + x + tb0;
+  const double expected = kTf0 + x + kTf1 + kTb1 + x + kTb0;
   EXPECT_NEAR(ns(trace.iteration_time), expected * 1e9, 4);
   // The send and its recv share their transfer: it starts when both are posted and ends for both.
   const auto& r0 = trace.units[0].records;
@@ -109,17 +114,15 @@ TEST(IterationExecutor, TransferEndsWithItsSlowestTpRank) {
   const double bytes = 24e6;
   const models::Workload w = two_stage_pipeline(bytes);
   const topo::Topology topo = cluster(2);
-  const double tf0 = 1 * kMs, tb0 = 2 * kMs, tf1 = 1.5 * kMs, tb1 = 3 * kMs;
-  IterationInputs in = make_inputs(w, topo, placement_of({0, 1, 8, 9}), {{tf0, 0}, {tb0, 0}, {tf1, 0}, {tb1, 0}});
-  in.record_flows = true;
+  IterationInputs in = two_stage_inputs(w, topo);
   in.degraded_links = {{topo.nic_up(topo::GpuId(1)), 0.5}};
   const Trace trace = simulate_iteration(in);
   const double fast = bytes / kNic + 2 * 600e-9;
   const double slow = bytes / (0.5 * kNic) + 2 * 600e-9;
   // Forward: rank 1 sends over its slowed uplink; backward: it receives over GPU 9's, at full speed.
-  EXPECT_NEAR(ns(trace.iteration_time), (tf0 + slow + tf1 + tb1 + fast + tb0) * 1e9, 4);
+  EXPECT_NEAR(ns(trace.iteration_time), (kTf0 + slow + kTf1 + kTb1 + fast + kTb0) * 1e9, 4);
   const auto& r0 = trace.units[0].records;
-  EXPECT_NEAR(ns(r0[1].end), (tf0 + slow) * 1e9, 2);
+  EXPECT_NEAR(ns(r0[1].end), (kTf0 + slow) * 1e9, 2);
   ASSERT_EQ(trace.flows.size(), 4U);
   // The forward transfer's shards, in the order they were delivered: rank 0's, then rank 1's.
   EXPECT_NEAR(ns(trace.flows[0].end - trace.flows[0].start), fast * 1e9, 2);

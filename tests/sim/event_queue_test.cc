@@ -55,6 +55,19 @@ TEST(EventQueue, OldHandlesNeverCancelNewerEvents) {
   EXPECT_TRUE(q.empty());
 }
 
+// Pops the queue's next event, runs it (it appends its id to `ran`) and checks it is the reference's
+// first (time, id); advances `now` to its time.
+void pop_matches_reference(EventQueue& q, const std::vector<int>& ran, std::vector<std::pair<SimTime, int>>& reference,
+                           SimTime& now) {
+  auto e = q.pop();
+  ASSERT_TRUE(e.has_value());
+  e->fn();
+  ASSERT_EQ(ran.back(), reference.front().second);
+  ASSERT_EQ(e->time, reference.front().first);
+  now = e->time;
+  reference.erase(reference.begin());
+}
+
 // Interleaved pushes and pops with widely spread and with identical times, as a simulation makes
 // them, against a reference ordering by (time, sequence).
 TEST(EventQueue, InterleavedPushPopMatchesReferenceOrder) {
@@ -76,13 +89,7 @@ TEST(EventQueue, InterleavedPushPopMatchesReferenceOrder) {
       reference.insert(std::upper_bound(reference.begin(), reference.end(), std::make_pair(now + delay, id)),
                        {now + delay, id});
     } else {
-      auto e = q.pop();
-      ASSERT_TRUE(e.has_value());
-      e->fn();
-      ASSERT_EQ(ran.back(), reference.front().second);
-      ASSERT_EQ(e->time, reference.front().first);
-      now = e->time;
-      reference.erase(reference.begin());
+      ASSERT_NO_FATAL_FAILURE(pop_matches_reference(q, ran, reference, now));
     }
   }
   EXPECT_EQ(q.size(), reference.size());
@@ -120,22 +127,12 @@ TEST(EventQueue, BurstsWithCancellationsMatchReferenceOrder) {
       EXPECT_EQ(q.cancel(handles[pick].first), pending);
       if (pending) reference.erase(it);
     } else {
-      auto e = q.pop();
-      ASSERT_TRUE(e.has_value());
-      e->fn();
-      ASSERT_EQ(ran.back(), reference.front().second);
-      ASSERT_EQ(e->time, reference.front().first);
-      now = e->time;
-      reference.erase(reference.begin());
+      ASSERT_NO_FATAL_FAILURE(pop_matches_reference(q, ran, reference, now));
     }
   }
   EXPECT_EQ(q.size(), reference.size());
-  while (auto e = q.pop()) {
-    e->fn();
-    ASSERT_EQ(ran.back(), reference.front().second);
-    reference.erase(reference.begin());
-  }
-  EXPECT_TRUE(reference.empty());
+  while (!reference.empty()) ASSERT_NO_FATAL_FAILURE(pop_matches_reference(q, ran, reference, now));
+  EXPECT_TRUE(q.empty());
 }
 
 // Aimed at the calendar's layout before its first resize (64 buckets of 1 ns: times 0, 64, 128 and
