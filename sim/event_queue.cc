@@ -150,8 +150,9 @@ std::optional<EventQueue::Popped> EventQueue::pop() {
 }
 
 // Re-lays the live events over `buckets` buckets (a power of two) whose width is the mean spacing of
-// the pending events, rounded to a power of two (Brown's rule, estimated from all events rather than
-// a sample).
+// the earlier half of the pending events, rounded to a power of two (Brown's rule, which samples the
+// spacing near the head: a few distant events, such as compute ends far ahead of many flow
+// completions, would otherwise widen every bucket for the near ones).
 void EventQueue::rebuild(std::uint32_t buckets) {
   std::vector<std::uint32_t> live;
   live.reserve(live_);
