@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,9 @@ DpCase make_case(double bytes, const models::CollectiveParams& params) {
   for (const auto& ranks : models::groups(layout, models::GroupKind::kData)) {
     backend::CollectiveJob& job = c.jobs.emplace_back();
     for (const std::int64_t r : ranks) job.members.push_back(placement[static_cast<std::size_t>(r)]);
-    job.plan = models::plan_collective(models::CollectiveOp::kAllReduce, models::CollectiveAlgorithm::kRing, bytes,
-                                       backend::servers_of(c.topology, job.members), params);
+    job.plan = std::make_shared<const models::CollectivePlan>(
+        models::plan_collective(models::CollectiveOp::kAllReduce, models::CollectiveAlgorithm::kRing, bytes,
+                                backend::servers_of(c.topology, job.members), params));
   }
   return c;
 }

@@ -5,12 +5,15 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "backend/sim/fabric.h"
 #include "scenarios/device.h"
 #include "scenarios/run_study.h"
+#include "sim/error.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
 
@@ -101,8 +104,10 @@ double drift_knot_uptime_s(std::int32_t knot) {
   return knot == 0 ? 0.0 : kFirstDriftKnotS * std::exp2(knot - 1);
 }
 
-IterationOracle::IterationOracle(const Scenario& scenario, const topo::Topology& topology)
-    : scenario_(scenario), topology_(topology) {
+IterationOracle::IterationOracle(const Scenario& scenario, std::shared_ptr<const topo::Topology> shared_topology)
+    : scenario_(scenario), topology_(std::move(shared_topology)) {
+  MEGASIM_ASSERT(topology_ != nullptr, "an iteration oracle needs its scenario's topology");
+  const topo::Topology& topology = *topology_;
   scenario_.stragglers.uptime_h = 0;
   sim::Rng rng = sim::RngStreams(scenario.seed).stream("campaign.damaged_parts");
   cable_order_[0] = upward_links(topology, topo::LinkKind::kTorAgg);
@@ -128,6 +133,7 @@ double IterationOracle::simulate_one(const FabricDamage& capped, double uptime_s
   RunOptions options;
   options.failed_links = failed_links(capped);
   options.straggler_whatifs = false;
+  options.topology = topology_;
   return run_iteration_study(at_uptime, options).report.iteration_time_s;
 }
 
@@ -233,7 +239,7 @@ std::vector<topo::LinkId> IterationOracle::failed_links(const FabricDamage& dama
     const auto k = std::min<std::size_t>(static_cast<std::size_t>(damage.failed[slot]), cable_order_[slot].size());
     for (std::size_t i = 0; i < k; ++i) {
       out.push_back(cable_order_[slot][i]);
-      out.push_back(topology_.link(cable_order_[slot][i]).reverse);
+      out.push_back(topology_->link(cable_order_[slot][i]).reverse);
     }
   }
   std::vector<topo::NodeId> switches;
@@ -242,8 +248,8 @@ std::vector<topo::LinkId> IterationOracle::failed_links(const FabricDamage& dama
     switches.insert(switches.end(), switch_order_[slot].begin(), switch_order_[slot].begin() + static_cast<long>(k));
   }
   if (switches.empty()) return out;
-  for (std::size_t i = 0; i < topology_.num_links(); ++i) {
-    const topo::Link& l = topology_.link(topo::LinkId(static_cast<std::int32_t>(i)));
+  for (std::size_t i = 0; i < topology_->num_links(); ++i) {
+    const topo::Link& l = topology_->link(topo::LinkId(static_cast<std::int32_t>(i)));
     if (std::find(switches.begin(), switches.end(), l.from) != switches.end() ||
         std::find(switches.begin(), switches.end(), l.to) != switches.end()) {
       out.emplace_back(static_cast<std::int32_t>(i));

@@ -27,6 +27,7 @@
 #include <array>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "scenarios/campaign_engine.h"
@@ -44,9 +45,9 @@ FabricDamage capped(const FabricDamage& damage);
 
 class IterationOracle {
  public:
-  // The topology must be the scenario's (Topology::build(effective_cluster(scenario))) and outlive
-  // the oracle. Runs the fabric probes; simulates nothing yet.
-  IterationOracle(const Scenario& scenario, const topo::Topology& topology);
+  // The topology must be the scenario's (Topology::build(effective_cluster(scenario))); every
+  // simulation shares it. Runs the fabric probes; simulates nothing yet.
+  IterationOracle(const Scenario& scenario, std::shared_ptr<const topo::Topology> topology);
 
   // Simulates the states not simulated yet, `threads` at a time (the simulations are independent);
   // the healthy state too when it is among them, and with drift the knots up to the first at or
@@ -77,8 +78,8 @@ class IterationOracle {
   [[nodiscard]] double simulate_one(const FabricDamage& capped, double uptime_s) const;
   double knot_time_s(std::int32_t knot);
 
-  Scenario scenario_;  // the scenario at uptime 0
-  const topo::Topology& topology_;
+  Scenario scenario_;                               // the scenario at uptime 0
+  std::shared_ptr<const topo::Topology> topology_;  // not null
   // Per FabricDamage slot, the representative order: cables (their upward link) or switches.
   std::array<std::vector<topo::LinkId>, 2> cable_order_;
   std::array<std::vector<topo::NodeId>, 2> switch_order_;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <thread>
 
 #include "models/checkpoint_theory.h"
@@ -159,8 +160,9 @@ CampaignReport run_campaign_study(const Scenario& s, const CampaignOptions& o) {
   models::validate(s.failures);
   models::validate(s.recovery);
   models::validate(s.checkpoint);
-  const topo::Topology topology = topo::Topology::build(effective_cluster(s));
-  IterationOracle oracle(s, topology);
+  const auto shared_topology = std::make_shared<const topo::Topology>(topo::Topology::build(effective_cluster(s)));
+  const topo::Topology& topology = *shared_topology;
+  IterationOracle oracle(s, shared_topology);
 
   CampaignReport r;
   r.name = s.name;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "backend/sim/collective_runner.h"
 #include "backend/sim/fabric.h"
@@ -92,8 +93,8 @@ CollectiveReport run_collective_study(const Scenario& s, const CollectiveRequest
   for (std::size_t g = 0; g < rank_groups.size(); ++g) {
     backend::CollectiveJob job;
     for (const std::int64_t rank : rank_groups[g]) job.members.push_back(placement[static_cast<std::size_t>(rank)]);
-    job.plan =
-        models::plan_collective(r.op, r.algorithm, r.bytes, backend::servers_of(topology, job.members), s.collective);
+    job.plan = std::make_shared<const models::CollectivePlan>(
+        models::plan_collective(r.op, r.algorithm, r.bytes, backend::servers_of(topology, job.members), s.collective));
     runner.start(job, [&results, g](const backend::CollectiveResult& done) { results[g] = done; });
   }
   simulator.run();

@@ -12,6 +12,7 @@
 #include "scenarios/memory_budget.h"
 #include "scenarios/straggler_draw.h"
 #include "scenarios/straggler_report.h"
+#include "sim/error.h"
 #include "sim/rng.h"
 #include "topology/placement.h"
 #include "topology/topology.h"
@@ -26,7 +27,7 @@ struct IterationSetup {
   DeviceModel device;
   models::MemoryEstimate memory;
   models::Workload workload;
-  topo::Topology topology;
+  std::shared_ptr<const topo::Topology> topology;  // shared with the caller's other runs
   backend::IterationInputs inputs;
   StragglerDraw draw;
 };
@@ -42,12 +43,17 @@ std::unique_ptr<IterationSetup> prepare(const Scenario& s, const RunOptions& opt
   // The straggler what-ifs keep this simulation's trace while three more run at once.
   const bool whatifs = s.stragglers.active() && options.straggler_whatifs;
   require_memory_for(iteration_footprint(workload, s.cluster.gpus, options.record_flows), whatifs ? 4 : 1);
-  auto setup = std::make_unique<IterationSetup>(IterationSetup{
-      std::move(device), memory, std::move(workload), topo::Topology::build(effective_cluster(s)), {}, {}});
+  std::shared_ptr<const topo::Topology> topology = options.topology;
+  if (topology == nullptr) {
+    topology = std::make_shared<const topo::Topology>(topo::Topology::build(effective_cluster(s)));
+  }
+  MEGASIM_ASSERT(topology->params() == effective_cluster(s), "a run was handed the topology of another cluster");
+  auto setup = std::make_unique<IterationSetup>(
+      IterationSetup{std::move(device), memory, std::move(workload), std::move(topology), {}, {}});
   backend::IterationInputs& inputs = setup->inputs;
   inputs.workload = &setup->workload;
-  inputs.topology = &setup->topology;
-  inputs.placement = plan_placement(s, setup->topology, plan.tp, plan.dp, plan.pp);
+  inputs.topology = setup->topology.get();
+  inputs.placement = plan_placement(s, *setup->topology, plan.tp, plan.dp, plan.pp);
   inputs.fabric = setup->device.fabric;
   inputs.fabric.ecmp.seed = sim::RngStreams(s.seed).stream_seed("fabric.ecmp");
   inputs.collective = setup->device.collective;
@@ -55,7 +61,7 @@ std::unique_ptr<IterationSetup> prepare(const Scenario& s, const RunOptions& opt
   inputs.calibration = setup->device.compute;
   inputs.record_flows = options.record_flows;
   if (s.stragglers.active()) {
-    setup->draw = draw_stragglers(s.stragglers, setup->workload, setup->topology, s.seed);
+    setup->draw = draw_stragglers(s.stragglers, setup->workload, *setup->topology, s.seed);
     apply(setup->draw, inputs);
   }
   inputs.failed_links = options.failed_links;
@@ -83,9 +89,10 @@ RunResult run_iteration_study(const Scenario& s, RunOptions options) {
   return result;
 }
 
-ScreenResult screen_iteration_study(const Scenario& s) {
+ScreenResult screen_iteration_study(const Scenario& s, std::shared_ptr<const topo::Topology> topology) {
   RunOptions options;
   options.straggler_whatifs = false;
+  options.topology = std::move(topology);
   const std::unique_ptr<IterationSetup> setup = prepare(s, options);
   backend::IterationInputs& inputs = setup->inputs;
   ScreenResult result;

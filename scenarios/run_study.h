@@ -3,6 +3,7 @@
 // build the workload, execute it on the fabric, and summarise the trace.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "models/workload.h"
 #include "scenarios/iteration_report.h"
 #include "scenarios/scenario.h"
+#include "topology/topology.h"
 
 namespace megasim::scenarios {
 
@@ -31,6 +33,10 @@ struct RunOptions {
   // straggler_report.h) into report.stragglers; callers that need only the iteration time
   // (campaigns, sweeps) turn it off.
   bool straggler_whatifs = true;
+  // The scenario's topology when the caller already has it (sweeps and campaigns run many
+  // simulations on one cluster): its parameters must equal effective_cluster(scenario) (asserted).
+  // Null: built here.
+  std::shared_ptr<const topo::Topology> topology;
 };
 
 // Throws sim::ConfigError for an invalid scenario, an impossible plan, or a plan whose peak memory
@@ -44,10 +50,11 @@ RunResult run_iteration_study(const Scenario& scenario, RunOptions options = {})
 // figures. When the replicas differ (stragglers, failed links) every replica is simulated: the
 // report is then run_iteration_study's, without the straggler what-ifs, and one_replica is false.
 // Throws as run_iteration_study.
+// `topology` as RunOptions::topology.
 struct ScreenResult {
   IterationReport report;
   bool one_replica = false;
 };
-ScreenResult screen_iteration_study(const Scenario& scenario);
+ScreenResult screen_iteration_study(const Scenario& scenario, std::shared_ptr<const topo::Topology> topology = nullptr);
 
 }  // namespace megasim::scenarios

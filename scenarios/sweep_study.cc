@@ -58,8 +58,8 @@ void rethrow_first(const std::vector<std::exception_ptr>& errors) {
 // rows[todo[i]] = evaluate(base, rows[todo[i]].candidate) for every i on `threads` threads, the
 // costliest first so that no long simulation starts last while the other threads idle.
 void evaluate_all(const Scenario& base, std::vector<SweepRow>& rows, std::vector<std::size_t> todo, unsigned threads,
-                  SweepRow (*evaluate)(const Scenario&, const SweepCandidate&), std::string_view phase,
-                  const SweepProgress& progress) {
+                  SweepRow (*evaluate)(const Scenario&, const SweepCandidate&, TopologyCache&),
+                  TopologyCache& topologies, std::string_view phase, const SweepProgress& progress) {
   std::stable_sort(todo.begin(), todo.end(), [&rows](std::size_t a, std::size_t b) {
     return estimated_cost(rows[a].candidate) > estimated_cost(rows[b].candidate);
   });
@@ -73,7 +73,7 @@ void evaluate_all(const Scenario& base, std::vector<SweepRow>& rows, std::vector
     if (i >= todo.size() || failed) return false;
     const std::size_t row = todo[i];
     try {
-      rows[row] = evaluate(base, rows[row].candidate);
+      rows[row] = evaluate(base, rows[row].candidate, topologies);
     } catch (...) {
       errors[row] = std::current_exception();
       failed = true;
@@ -89,7 +89,7 @@ void evaluate_all(const Scenario& base, std::vector<SweepRow>& rows, std::vector
 // The confirmation of screened rows on `threads` threads: each takes the next row the confirmation
 // hands out, simulates it in full and records it, until none is handed out.
 std::vector<SweepRow> confirm(const Scenario& base, std::vector<SweepRow> screened, std::size_t confirm_top,
-                              unsigned threads, const SweepProgress& progress) {
+                              unsigned threads, TopologyCache& topologies, const SweepProgress& progress) {
   SweepConfirmation confirmation(std::move(screened), confirm_top);
   std::vector<std::pair<std::size_t, std::exception_ptr>> failures;  // by row index
   std::mutex mutex;  // guards the confirmation, the failures and the progress count
@@ -106,7 +106,7 @@ std::vector<SweepRow> confirm(const Scenario& base, std::vector<SweepRow> screen
       candidate = confirmation.candidate(index);
     }
     try {
-      SweepRow full = evaluate_sweep_candidate(base, candidate);
+      SweepRow full = evaluate_sweep_candidate(base, candidate, topologies);
       const std::lock_guard<std::mutex> lock(mutex);
       confirmation.record(index, std::move(full));
       ++done;
@@ -158,23 +158,44 @@ SweepRow row_of(const SweepCandidate& candidate, SweepStatus status, const Itera
   return row;
 }
 
-}  // namespace
-
-SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& candidate) {
+// Both evaluations with the topology from the cache, or built for the candidate alone.
+SweepRow evaluate_with(const Scenario& base, const SweepCandidate& candidate, TopologyCache* topologies) {
   if (!accepted(candidate)) return unevaluated(candidate);
+  const Scenario s = candidate_scenario(base, candidate);
   RunOptions options;
   options.straggler_whatifs = false;
-  const RunResult run = run_iteration_study(candidate_scenario(base, candidate), options);
+  if (topologies != nullptr) options.topology = topologies->get(effective_cluster(s));
+  const RunResult run = run_iteration_study(s, options);
   return row_of(candidate, SweepStatus::kSimulated, run.report);
 }
 
-SweepRow screen_sweep_candidate(const Scenario& base, const SweepCandidate& candidate) {
+SweepRow screen_with(const Scenario& base, const SweepCandidate& candidate, TopologyCache* topologies) {
   if (!accepted(candidate)) return unevaluated(candidate);
-  const ScreenResult screen = screen_iteration_study(candidate_scenario(base, candidate));
+  const Scenario s = candidate_scenario(base, candidate);
+  const ScreenResult screen =
+      screen_iteration_study(s, topologies != nullptr ? topologies->get(effective_cluster(s)) : nullptr);
   if (!screen.one_replica) return row_of(candidate, SweepStatus::kSimulated, screen.report);
   SweepRow row = row_of(candidate, SweepStatus::kScreened, screen.report);
   row.screen_tokens_per_s = row.tokens_per_s;
   return row;
+}
+
+}  // namespace
+
+SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& candidate) {
+  return evaluate_with(base, candidate, nullptr);
+}
+
+SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& candidate, TopologyCache& topologies) {
+  return evaluate_with(base, candidate, &topologies);
+}
+
+SweepRow screen_sweep_candidate(const Scenario& base, const SweepCandidate& candidate) {
+  return screen_with(base, candidate, nullptr);
+}
+
+SweepRow screen_sweep_candidate(const Scenario& base, const SweepCandidate& candidate, TopologyCache& topologies) {
+  return screen_with(base, candidate, &topologies);
 }
 
 SweepReport make_sweep_report(const SweepOptions& options, std::vector<SweepRow> rows) {
@@ -220,11 +241,12 @@ SweepReport run_sweep_study(const Scenario& base, const SweepOptions& options, u
     rows[i].candidate = std::move(candidates[i]);
   }
   const unsigned pool = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  TopologyCache topologies;
   if (options.confirm_top == 0) {
-    evaluate_all(base, rows, todo, pool, &evaluate_sweep_candidate, "simulated in full", progress);
+    evaluate_all(base, rows, todo, pool, &evaluate_sweep_candidate, topologies, "simulated in full", progress);
   } else {
-    evaluate_all(base, rows, todo, pool, &screen_sweep_candidate, "screened", progress);
-    rows = confirm(base, std::move(rows), options.confirm_top, pool, progress);
+    evaluate_all(base, rows, todo, pool, &screen_sweep_candidate, topologies, "screened", progress);
+    rows = confirm(base, std::move(rows), options.confirm_top, pool, topologies, progress);
   }
   SweepReport report = make_sweep_report(options, std::move(rows));
   report.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -59,6 +59,7 @@
 
 #include "scenarios/iteration_report.h"
 #include "scenarios/scenario.h"
+#include "scenarios/topology_cache.h"
 
 namespace megasim::scenarios {
 
@@ -162,11 +163,14 @@ Scenario candidate_scenario(const Scenario& base, const SweepCandidate& candidat
 // is returned as it is; a screened one is simulated in full. Thread-safe: it shares nothing between
 // calls.
 SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& candidate);
+// The same, with the candidate's topology from `topologies` (shared with the study's other runs).
+SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& candidate, TopologyCache& topologies);
 
 // Screens an accepted candidate: screen_iteration_study(candidate_scenario(...)), status kScreened
 // with the screen's figures and screen_tokens_per_s; kSimulated when its replicas differ (the screen
 // then was the full simulation). A rejected candidate is returned as it is. Thread-safe.
 SweepRow screen_sweep_candidate(const Scenario& base, const SweepCandidate& candidate);
+SweepRow screen_sweep_candidate(const Scenario& base, const SweepCandidate& candidate, TopologyCache& topologies);
 
 // The confirmation (the contract at the top), for any executor: which screened rows to simulate in
 // full, in what order, and the rows that come of it. Not thread-safe: one caller hands out the work.

@@ -33,6 +33,9 @@ struct ClusterParams {
   int tiers = 0;                         // 0: automatic (2 when one pod suffices, else 3); or 2, 3
   sim::SimTime link_latency_ns = 600;    // one switch hop plus cable, per network link
   sim::SimTime nvlink_latency_ns = 300;  // GPU to NVSwitch, per NVLink hop
+
+  // Equal parameters build equal topologies (Topology::build is a pure function of them).
+  friend bool operator==(const ClusterParams&, const ClusterParams&) = default;
 };
 
 // Throws sim::ConfigError naming the key ("cluster.<name>"), the value and the valid range when a

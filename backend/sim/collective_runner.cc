@@ -32,7 +32,8 @@ CollectiveRunner::CollectiveRunner(sim::Simulator& sim, Fabric& fabric, models::
 CollectiveRunner::~CollectiveRunner() = default;
 
 void CollectiveRunner::start(CollectiveJob job, std::function<void(const CollectiveResult&)> on_done) {
-  MEGASIM_ASSERT(static_cast<std::int64_t>(job.members.size()) == job.plan.group_size,
+  MEGASIM_ASSERT(job.plan != nullptr, "a collective job without a plan");
+  MEGASIM_ASSERT(static_cast<std::int64_t>(job.members.size()) == job.plan->group_size,
                  "collective job needs one GPU per member of its plan");
   std::size_t slot = running_.size();
   if (free_.empty()) {
@@ -52,16 +53,16 @@ void CollectiveRunner::start(CollectiveJob job, std::function<void(const Collect
   r.phase = 0;
   r.pending = 0;
   ++active_;
-  sim_.schedule_after(r.job.plan.base_latency_ns, [this, slot] { start_phase(slot); });
+  sim_.schedule_after(r.job.plan->base_latency_ns, [this, slot] { start_phase(slot); });
 }
 
 void CollectiveRunner::start_phase(std::size_t slot) {
   Running& r = running_[slot];
-  if (r.phase == r.job.plan.phases.size()) {
+  if (r.phase == r.job.plan->phases.size()) {
     finish(slot);
     return;
   }
-  const models::CommPhase& phase = r.job.plan.phases[r.phase];
+  const models::CommPhase& phase = r.job.plan->phases[r.phase];
   r.pending = 0;
   for (const models::CommChannel& channel : phase.channels) r.pending += channel.edges.empty() ? 0U : 1U;
   if (r.pending == 0) {
@@ -91,7 +92,7 @@ void CollectiveRunner::on_flow_done(std::size_t slot) {
   Running& r = running_[slot];
   MEGASIM_ASSERT(r.pending > 0, "flow completion without a pending flow");
   if (--r.pending > 0) return;
-  const sim::SimTime tail = models::phase_latency_ns(r.job.plan.phases[r.phase], params_);
+  const sim::SimTime tail = models::phase_latency_ns(r.job.plan->phases[r.phase], params_);
   ++r.phase;
   sim_.schedule_after(tail, [this, slot] { start_phase(slot); });
 }
@@ -103,9 +104,9 @@ void CollectiveRunner::finish(std::size_t slot) {
   result.end_ns = sim_.now();
   result.time_s = sim::to_seconds(result.end_ns - result.start_ns);
   if (result.time_s > 0) {
-    result.algbw_gbytes_per_s = r.job.plan.bytes / result.time_s * 1e-9;
+    result.algbw_gbytes_per_s = r.job.plan->bytes / result.time_s * 1e-9;
     result.busbw_gbytes_per_s =
-        result.algbw_gbytes_per_s * models::bus_bandwidth_factor(r.job.plan.op, r.job.plan.group_size);
+        result.algbw_gbytes_per_s * models::bus_bandwidth_factor(r.job.plan->op, r.job.plan->group_size);
   }
   auto on_done = std::move(r.on_done);
   r.job = CollectiveJob{};  // release the plan; the slot is reused by later collectives

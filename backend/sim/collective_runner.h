@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -20,7 +21,8 @@
 namespace megasim::backend {
 
 struct CollectiveJob {
-  models::CollectivePlan plan;
+  // Not null. Shared: the executor plans each distinct DP collective once and runs it many times.
+  std::shared_ptr<const models::CollectivePlan> plan;
   std::vector<topo::GpuId> members;  // member i's GPU; plan.group_size of them, all distinct
   // The NCCL communicator: collectives on one communicator reuse its connections (QPs) and so hash
   // onto the same paths every time, as NCCL's do. Negative: a fresh communicator for this job only.

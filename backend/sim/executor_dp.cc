@@ -25,12 +25,21 @@ void Executor::launch_dp(std::int32_t stage, std::int32_t call) {
     const auto group = static_cast<std::size_t>(stage * tp_ + t);
     CollectiveJob job;
     job.members = dp_members_[group];
-    job.plan = models::plan_collective(task.op, models::CollectiveAlgorithm::kRing, task.bytes, dp_servers_[group],
-                                       in_.collective);
+    job.plan = dp_plan(group, task);
     job.communicator = static_cast<std::int64_t>(dp_communicator(stage, t));
     runner_.start(std::move(job), [this, stage, call](const CollectiveResult&) { on_dp_done(stage, call); });
     ++dp_collectives_;
   }
+}
+
+const std::shared_ptr<const models::CollectivePlan>& Executor::dp_plan(std::size_t group, const models::Task& task) {
+  std::vector<PlannedDpCollective>& plans = dp_plans_[dp_plan_group_[group]];
+  for (const PlannedDpCollective& p : plans) {
+    if (p.op == task.op && p.bytes == task.bytes) return p.plan;
+  }
+  auto plan = std::make_shared<const models::CollectivePlan>(models::plan_collective(
+      task.op, models::CollectiveAlgorithm::kRing, task.bytes, dp_servers_[dp_plan_group_[group]], in_.collective));
+  return plans.emplace_back(PlannedDpCollective{task.op, task.bytes, std::move(plan)}).plan;
 }
 
 void Executor::on_dp_done(std::int32_t stage, std::int32_t call) {

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "backend/sim/collective_runner.h"
@@ -90,6 +91,13 @@ struct DpCall {
   std::int32_t task = -1;
 };
 
+// A DP collective planned once and run by every call of its kind.
+struct PlannedDpCollective {
+  models::CollectiveOp op = models::CollectiveOp::kAllReduce;
+  double bytes = 0;
+  std::shared_ptr<const models::CollectivePlan> plan;
+};
+
 // Per-kernel-list cost inputs at slowdown 1.
 struct KernelCost {
   double compute_s = 0;
@@ -144,6 +152,8 @@ class Executor {
   // executor_dp.cc
   void issue_dp(std::int32_t u, std::int32_t task);
   void launch_dp(std::int32_t stage, std::int32_t call);
+  // The plan of `task` (a DP collective) over DP group `group`, made on first use.
+  const std::shared_ptr<const models::CollectivePlan>& dp_plan(std::size_t group, const models::Task& task);
   void on_dp_done(std::int32_t stage, std::int32_t call);
 
   // The simulated unit of (stage, replica): all of them, or with one_replica replica 0's.
@@ -180,10 +190,15 @@ class Executor {
   std::vector<std::vector<DpCall>> dp_calls_;          // [stage][call]
   std::vector<std::vector<topo::GpuId>> dp_members_;   // [stage * tp + tp rank]: GPUs by replica
   std::vector<std::vector<std::int64_t>> dp_servers_;  // servers_of(dp_members_)
-  std::vector<Transfer> transfers_;                    // by transfer number
-  std::vector<std::int32_t> free_transfers_;           // numbers of ended transfers, reused unless recording flows
-  std::vector<std::int32_t> transfer_of_flow_;         // when recording flows, by FlowId value: its transfer, or -1
-  FlowSpec transfer_spec_;                             // start_transfer's, reused (set up in the constructor)
+  // A plan depends on the members' servers only, not on their GPUs: [stage * tp + tp rank] -> the
+  // stage's first group with the same servers (the stage's tp groups have the same ones whenever TP
+  // fills the server), whose plans all of them use.
+  std::vector<std::size_t> dp_plan_group_;
+  std::vector<std::vector<PlannedDpCollective>> dp_plans_;  // [group]: the plans made so far
+  std::vector<Transfer> transfers_;                         // by transfer number
+  std::vector<std::int32_t> free_transfers_;                // numbers of ended transfers, reused unless recording flows
+  std::vector<std::int32_t> transfer_of_flow_;  // when recording flows, by FlowId value: its transfer, or -1
+  FlowSpec transfer_spec_;                      // start_transfer's, reused (set up in the constructor)
   std::uint64_t dp_collectives_ = 0;
   Trace trace_;
 };

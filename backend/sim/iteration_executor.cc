@@ -196,13 +196,24 @@ void Executor::build_dp_groups() {
   const models::ParallelLayout layout = workload_.plan.layout();
   dp_members_.resize(static_cast<std::size_t>(pp_ * tp_));
   dp_servers_.resize(dp_members_.size());
+  dp_plan_group_.resize(dp_members_.size());
+  dp_plans_.resize(dp_members_.size());
   for (std::int64_t s = 0; s < pp_; ++s) {
     for (std::int64_t t = 0; t < tp_; ++t) {
-      auto& members = dp_members_[static_cast<std::size_t>(s * tp_ + t)];
+      const auto group = static_cast<std::size_t>(s * tp_ + t);
+      auto& members = dp_members_[group];
       for (std::int64_t d = 0; d < dp_; ++d) {
         members.push_back(in_.placement[static_cast<std::size_t>(layout.rank_of(t, d, s))]);
       }
-      dp_servers_[static_cast<std::size_t>(s * tp_ + t)] = servers_of(topo_, members);
+      dp_servers_[group] = servers_of(topo_, members);
+      const auto first = static_cast<std::size_t>(s * tp_);
+      dp_plan_group_[group] = group;
+      for (std::size_t g = first; g < group; ++g) {
+        if (dp_servers_[g] == dp_servers_[group]) {
+          dp_plan_group_[group] = g;
+          break;
+        }
+      }
     }
     const StageInfo& info = stages_[static_cast<std::size_t>(s)];
     auto& calls = dp_calls_.emplace_back(static_cast<std::size_t>(info.dp_calls));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 
 #include "backend/sim/collective_runner.h"
 #include "sim/error.h"
@@ -57,10 +58,10 @@ sim::SimTime tp_collective_time_ns(const topo::Topology& topo, const FabricParam
   if (gpus.size() < 2) return 0;
   CollectiveJob job;
   job.members.assign(gpus.begin(), gpus.end());
-  job.plan =
-      models::plan_collective(op, models::CollectiveAlgorithm::kRing, bytes, servers_of(topo, job.members), params);
+  job.plan = std::make_shared<const models::CollectivePlan>(
+      models::plan_collective(op, models::CollectiveAlgorithm::kRing, bytes, servers_of(topo, job.members), params));
   if (in_one_server(topo, gpus)) {
-    return single_server_collective_time_ns(job.plan, params, nvlink_bytes_per_s(topo, fabric, gpus.front()));
+    return single_server_collective_time_ns(*job.plan, params, nvlink_bytes_per_s(topo, fabric, gpus.front()));
   }
   const CollectiveResult result = run_concurrently(topo, fabric, params, std::span<const CollectiveJob>(&job, 1))[0];
   return result.end_ns - result.start_ns;

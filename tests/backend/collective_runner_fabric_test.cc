@@ -49,7 +49,7 @@ double single_flow_ecmp_rate(const topo::Topology& topo, const FabricParams& f, 
   const topo::EcmpHasher hasher(f.ecmp);
   const topo::EcmpMembership members(topo.num_links());
   std::map<std::int32_t, double> load;
-  const auto& edges = job.plan.phases.at(0).channels.at(0).edges;
+  const auto& edges = job.plan->phases.at(0).channels.at(0).edges;
   for (const models::CommEdge& e : edges) {
     const FlowLane lane{job.members[static_cast<std::size_t>(e.src)], job.members[static_cast<std::size_t>(e.dst)],
                         connection};

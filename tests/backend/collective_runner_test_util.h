@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "backend/sim/collective_runner.h"
@@ -51,7 +52,8 @@ inline CollectiveJob make_job(const topo::Topology& topo, models::CollectiveOp o
                               double bytes, std::vector<topo::GpuId> gpus, const models::CollectiveParams& params) {
   CollectiveJob job;
   job.members = std::move(gpus);
-  job.plan = models::plan_collective(op, algo, bytes, servers_of(topo, job.members), params);
+  job.plan = std::make_shared<const models::CollectivePlan>(
+      models::plan_collective(op, algo, bytes, servers_of(topo, job.members), params));
   return job;
 }
 

@@ -2,6 +2,7 @@
 // iterations, determinism of the report, the sweep, and errors naming the bad key.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "config_error_util.h"
@@ -57,7 +58,7 @@ TEST(CampaignStudy, ProbeStallsFollowTheFabric) {
   EXPECT_NEAR(probe_stall_s(t, s.fabric, models::FabricTier::kTorAgg, 5.0), detection, 1e-8);
   EXPECT_NEAR(probe_stall_s(t, s.fabric, models::FabricTier::kAggCore, 5.0), detection, 1e-8);
   EXPECT_NEAR(probe_stall_s(t, s.fabric, models::FabricTier::kTorAgg, 0.02), 0.02, 1e-8);
-  const IterationOracle oracle(s, t);
+  const IterationOracle oracle(s, std::make_shared<const topo::Topology>(t));
   EXPECT_NEAR(oracle.stall_s(models::FabricTier::kNic, 12.0), 12.0, 1e-8);
   EXPECT_NEAR(oracle.stall_s(models::FabricTier::kAggCore, 12.0), detection, 1e-8);
   EXPECT_NEAR(oracle.stall_s(models::FabricTier::kAggCore, 0.01), 0.01, 1e-8);
@@ -67,7 +68,7 @@ TEST(CampaignStudy, ProbeStallsFollowTheFabric) {
 // kMaxSimulatedDamage failed parts of a kind count as that many.
 TEST(CampaignStudy, DamagedStatesAreSimulatedOnceEach) {
   const Scenario s = small();
-  const topo::Topology t = topo::Topology::build(effective_cluster(s));
+  const auto t = std::make_shared<const topo::Topology>(topo::Topology::build(effective_cluster(s)));
   IterationOracle oracle(s, t);
   const double healthy = oracle.iteration_time_s({});
   FabricDamage one_core;

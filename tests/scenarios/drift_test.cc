@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <string>
 
@@ -159,7 +160,7 @@ TEST(Drift, CampaignKnotsAreIterationsAtTheirUptime) {
   without_whatifs.straggler_whatifs = false;
   EXPECT_EQ(run_iteration_study(at, without_whatifs).report.iteration_time_s, r.drift_iterations[2].iteration_time_s);
 
-  const topo::Topology t = topo::Topology::build(effective_cluster(s));
+  const auto t = std::make_shared<const topo::Topology>(topo::Topology::build(effective_cluster(s)));
   IterationOracle oracle(s, t);
   const double t0 = oracle.iteration_time_s({});
   const double t1 = r.drift_iterations[1].iteration_time_s;
