@@ -13,6 +13,7 @@
 
 #include "bindings/init.h"
 #include "scenarios/api.h"
+#include "scenarios/topology_cache.h"
 
 namespace py = pybind11;
 
@@ -143,15 +144,22 @@ py::list candidates(const scenarios::Scenario& s, const std::vector<std::string>
   return list;
 }
 
+// The topologies of this process's evaluations: a pool's worker evaluates many candidates of one
+// sweep, nearly always on one cluster. Holds at most TopologyCache::kKept clusters.
+scenarios::TopologyCache& process_topologies() {
+  static scenarios::TopologyCache topologies;
+  return topologies;
+}
+
 // `evaluate` (evaluate_sweep_candidate or screen_sweep_candidate) with the GIL released.
 py::dict evaluate(const scenarios::Scenario& s, const py::dict& candidate,
-                  SweepRow (*evaluate)(const scenarios::Scenario&, const SweepCandidate&)) {
+                  SweepRow (*evaluate)(const scenarios::Scenario&, const SweepCandidate&, scenarios::TopologyCache&)) {
   const scenarios::Scenario copy = s;
   const SweepCandidate c = candidate_from_dict(candidate);
   SweepRow row;
   {
     py::gil_scoped_release release;
-    row = evaluate(copy, c);
+    row = evaluate(copy, c, process_topologies());
   }
   return to_dict(row);
 }
