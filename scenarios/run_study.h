@@ -49,8 +49,7 @@ RunResult run_iteration_study(const Scenario& scenario, RunOptions options = {})
 // other replicas' pipeline transfers with replica 0's. The report holds summarize_throughput's
 // figures. When the replicas differ (stragglers, failed links) every replica is simulated: the
 // report is then run_iteration_study's, without the straggler what-ifs, and one_replica is false.
-// Throws as run_iteration_study.
-// `topology` as RunOptions::topology.
+// Throws as run_iteration_study. `topology`: as RunOptions::topology (null: built here).
 struct ScreenResult {
   IterationReport report;
   bool one_replica = false;

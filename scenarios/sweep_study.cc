@@ -55,8 +55,8 @@ void rethrow_first(const std::vector<std::exception_ptr>& errors) {
   }
 }
 
-// rows[todo[i]] = evaluate(base, rows[todo[i]].candidate) for every i on `threads` threads, the
-// costliest first so that no long simulation starts last while the other threads idle.
+// rows[todo[i]] = evaluate(base, rows[todo[i]].candidate, topologies) for every i on `threads` threads,
+// the costliest first so that no long simulation starts last while the other threads idle.
 void evaluate_all(const Scenario& base, std::vector<SweepRow>& rows, std::vector<std::size_t> todo, unsigned threads,
                   SweepRow (*evaluate)(const Scenario&, const SweepCandidate&, TopologyCache&),
                   TopologyCache& topologies, std::string_view phase, const SweepProgress& progress) {
