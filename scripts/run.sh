@@ -12,7 +12,7 @@ echo "== megasim plan $scenario"
 echo "== megasim collective $scenario --group dp --bytes 1GiB"
 ./build/cli/megasim collective "$scenario" --group dp --bytes 1GiB
 # One full iteration of the 175B model with MegaScale's optimisations on 12,288 GPUs, rank by rank
-# with every PP and DP flow on the Clos (about 1.1-1.5 s here); report.json and a Perfetto trace.json go
+# with every PP and DP flow on the Clos (about 2 s here); report.json and a Perfetto trace.json go
 # to out/175b_megascale.
 echo "== megasim run scenarios/megascale/175b_megascale.toml"
 ./build/cli/megasim run scenarios/megascale/175b_megascale.toml --out out/175b_megascale "$@"
