@@ -158,44 +158,37 @@ SweepRow row_of(const SweepCandidate& candidate, SweepStatus status, const Itera
   return row;
 }
 
-// Both evaluations with the topology from the cache, or built for the candidate alone.
-SweepRow evaluate_with(const Scenario& base, const SweepCandidate& candidate, TopologyCache* topologies) {
+}  // namespace
+
+SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& candidate, TopologyCache& topologies) {
   if (!accepted(candidate)) return unevaluated(candidate);
   const Scenario s = candidate_scenario(base, candidate);
   RunOptions options;
   options.straggler_whatifs = false;
-  if (topologies != nullptr) options.topology = topologies->get(effective_cluster(s));
+  options.topology = topologies.get(effective_cluster(s));
   const RunResult run = run_iteration_study(s, options);
   return row_of(candidate, SweepStatus::kSimulated, run.report);
 }
 
-SweepRow screen_with(const Scenario& base, const SweepCandidate& candidate, TopologyCache* topologies) {
+SweepRow screen_sweep_candidate(const Scenario& base, const SweepCandidate& candidate, TopologyCache& topologies) {
   if (!accepted(candidate)) return unevaluated(candidate);
   const Scenario s = candidate_scenario(base, candidate);
-  const ScreenResult screen =
-      screen_iteration_study(s, topologies != nullptr ? topologies->get(effective_cluster(s)) : nullptr);
+  const ScreenResult screen = screen_iteration_study(s, topologies.get(effective_cluster(s)));
   if (!screen.one_replica) return row_of(candidate, SweepStatus::kSimulated, screen.report);
   SweepRow row = row_of(candidate, SweepStatus::kScreened, screen.report);
   row.screen_tokens_per_s = row.tokens_per_s;
   return row;
 }
 
-}  // namespace
-
+// Alone, a candidate's topology is built for it (the cache dies with the call).
 SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& candidate) {
-  return evaluate_with(base, candidate, nullptr);
-}
-
-SweepRow evaluate_sweep_candidate(const Scenario& base, const SweepCandidate& candidate, TopologyCache& topologies) {
-  return evaluate_with(base, candidate, &topologies);
+  TopologyCache own;
+  return evaluate_sweep_candidate(base, candidate, own);
 }
 
 SweepRow screen_sweep_candidate(const Scenario& base, const SweepCandidate& candidate) {
-  return screen_with(base, candidate, nullptr);
-}
-
-SweepRow screen_sweep_candidate(const Scenario& base, const SweepCandidate& candidate, TopologyCache& topologies) {
-  return screen_with(base, candidate, &topologies);
+  TopologyCache own;
+  return screen_sweep_candidate(base, candidate, own);
 }
 
 SweepReport make_sweep_report(const SweepOptions& options, std::vector<SweepRow> rows) {
