@@ -1,5 +1,6 @@
 #include "models/plan.h"
 
+#include <limits>
 #include <string>
 
 #include "sim/error.h"
@@ -63,7 +64,14 @@ void check_pipeline(const ModelSpec& model, const ParallelPlan& plan, ResolvedPl
   }
 }
 
-void check_batch(const ParallelPlan& plan, ResolvedPlan& out) {
+void check_batch(const ModelSpec& model, const ParallelPlan& plan, ResolvedPlan& out) {
+  // tokens_per_iteration (global batch x seq_length) is a 64-bit count.
+  const std::int64_t most = std::numeric_limits<std::int64_t>::max() / model.seq_length;
+  if (plan.global_batch_size > most) {
+    throw ConfigError("plan.global_batch_size", str(plan.global_batch_size),
+                      "at most " + str(most) + " (its tokens per iteration, x seq_length " + str(model.seq_length) +
+                          ", must fit in 64 bits)");
+  }
   const std::int64_t per_step = plan.micro_batch_size * out.dp;
   if (plan.global_batch_size % per_step != 0) {
     throw ConfigError("plan.global_batch_size", str(plan.global_batch_size),
@@ -124,7 +132,7 @@ ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std:
   check_tensor(model, out.tp, gpus_per_server);
   out.dp = make_layout(world_size, out.tp, out.pp).data;
   check_pipeline(model, plan, out);
-  check_batch(plan, out);
+  check_batch(model, plan, out);
   resolve_switches(model, out);
   out.padded_vocab_size = padded_vocab_size(model, out.tp);
   return out;

@@ -64,7 +64,8 @@ struct ResolvedPlan {
 //    (TP inside one server, DESIGN.md); tp*pp divides world_size; pp divides num_layers;
 //  - interleaving: pp >= 2, layers_per_virtual_stage divides num_layers / pp, and
 //    num_microbatches % pp == 0 (Megatron's interleaved schedule requires it);
-//  - global_batch_size divisible by micro_batch_size * dp;
+//  - global_batch_size divisible by micro_batch_size * dp, and its tokens (x seq_length) within
+//    64 bits (this project's bound);
 //  - sequence_parallel needs seq_length % tp == 0; at tp == 1 it is switched off with a warning
 //    (as Megatron does), and so is tp_comm_overlap (nothing to overlap; Megatron would assert);
 //  - tp_comm_overlap requires sequence_parallel;

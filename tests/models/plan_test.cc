@@ -2,6 +2,8 @@
 // test per invalid parameter expecting the ConfigError that names it.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "models/plan.h"
@@ -100,6 +102,10 @@ TEST(ResolvePlan, InvalidSizesNameTheirKey) {
   EXPECT_EQ(key([](ParallelPlan& p) { p.pipeline_model_parallel_size = 0; }), "plan.pipeline_model_parallel_size");
   EXPECT_EQ(key([](ParallelPlan& p) { p.micro_batch_size = 0; }), "plan.micro_batch_size");
   EXPECT_EQ(key([](ParallelPlan& p) { p.global_batch_size = -1; }), "plan.global_batch_size");
+  // Tokens per iteration past 2^63 - 1 (a multiple of mb x dp = 1, so only the size is wrong).
+  const std::int64_t most = std::numeric_limits<std::int64_t>::max() / m.seq_length;
+  EXPECT_EQ(key([&](ParallelPlan& p) { p.global_batch_size = most; }), "");
+  EXPECT_EQ(key([&](ParallelPlan& p) { p.global_batch_size = most + 1; }), "plan.global_batch_size");
   EXPECT_EQ(key([](ParallelPlan& p) { p.num_layers_per_virtual_pipeline_stage = -2; }),
             "plan.num_layers_per_virtual_pipeline_stage");
 }
