@@ -39,4 +39,8 @@ inline std::string contents(const std::filesystem::path& file) {
   return buffer.str();
 }
 
+inline void write_text(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream(file, std::ios::binary) << text;
+}
+
 }  // namespace megasim::cli_testing
