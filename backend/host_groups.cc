@@ -65,7 +65,7 @@ HostGroups group_by_host(std::span<const std::string> host_of_rank) {
           "the same number of ranks on every host of the job");
     }
   }
-  g.ranks_per_host = count[0];
+  g.ranks_per_host = count.empty() ? 0 : count[0];
   return g;
 }
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "backend/sim/fabric.h"
+#include "backend/sim/fabric_params.h"
 #include "models/collective.h"
 #include "models/model_spec.h"
 #include "models/plan.h"

@@ -16,6 +16,7 @@
 //   core:   min(sum sent by pods, sum taken by pods)
 //   bisection = sum local_i + sum local_p + core.
 // Tests check that this equals the Boost max flow on fabrics of several shapes.
+#include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
 
 #include <algorithm>

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "sim/error.h"
+#include "topology/graph.h"
 #include "topology/summary.h"
 
 namespace megasim::topo {

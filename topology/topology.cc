@@ -1,5 +1,7 @@
 #include "topology/topology.h"
 
+#include "topology/graph.h"
+
 #include "sim/error.h"
 #include "topology/shape.h"
 
@@ -143,10 +145,11 @@ void Topology::add_links() {
 }
 
 void Topology::build_graph() {
-  graph_ = Graph(nodes_.size());
+  auto graph = std::make_shared<Graph>(nodes_.size());
   for (std::size_t i = 0; i < links_.size(); ++i) {
-    boost::add_edge(links_[i].from.index(), links_[i].to.index(), static_cast<std::int32_t>(i), graph_);
+    boost::add_edge(links_[i].from.index(), links_[i].to.index(), static_cast<std::int32_t>(i), *graph);
   }
+  graph_ = std::move(graph);
 }
 
 std::span<const NodeId> Topology::nodes_of(NodeKind kind) const {

@@ -1,12 +1,12 @@
-// The cluster as a graph (Boost.Graph): GPUs, one NVSwitch per server, rail ToRs, aggregation and
+// The cluster as a graph (Boost.Graph, topology/graph.h): GPUs, one NVSwitch per server, rail ToRs, aggregation and
 // core switches, and directed links (every cable is two links, one each way). A Topology is a pure
 // function of its ClusterParams: no event loop, no mutable state, so the real backends can reuse it
 // for placement. Lookups used on hot paths (a GPU's NIC link, a switch's uplinks) are O(1) tables
 // next to the graph.
 #pragma once
 
-#include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -46,9 +46,7 @@ struct Link {
   LinkId reverse;  // the other direction of the same cable
 };
 
-// Boost.Graph view: vertex i is NodeId(i), the edge property is the LinkId.
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property,
-                                    boost::property<boost::edge_index_t, std::int32_t>>;
+class Graph;  // topology/graph.h
 
 class Topology {
  public:
@@ -56,7 +54,8 @@ class Topology {
   static Topology build(const ClusterParams& params);
 
   [[nodiscard]] const ClusterParams& params() const { return params_; }
-  [[nodiscard]] const Graph& graph() const { return graph_; }
+  // The Boost.Graph view (include topology/graph.h to use it); shared by copies of this Topology.
+  [[nodiscard]] const Graph& graph() const { return *graph_; }
   [[nodiscard]] int tiers() const { return tiers_; }
 
   [[nodiscard]] std::int64_t num_gpus() const { return params_.gpus; }
@@ -109,7 +108,7 @@ class Topology {
   void build_graph();
 
   ClusterParams params_;
-  Graph graph_;
+  std::shared_ptr<const Graph> graph_;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
   int tiers_ = 0, num_pods_ = 0, num_groups_ = 0;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "topology/graph.h"
 #include "topology/topology.h"
 
 namespace megasim::topo {

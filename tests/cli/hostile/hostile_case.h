@@ -11,6 +11,7 @@
 // file: the listing records each path's type, so a FIFO replaced by a regular file shows).
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ struct HostileCase {
   int timeout_s = 60;                        // longer is a hang
   bool may_write = false;                    // the run may add or change paths in the folder
 };
+
+// gtest prints a case by its name.
+inline void PrintTo(const HostileCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 // Adds cases to the catalogue; call from a static initialiser (see register_cases below).
 void add_cases(const std::vector<HostileCase>& cases);
