@@ -13,6 +13,10 @@ using megasim::hostile::HostileCase;
 
 // A 64-GPU job whose iteration simulates in milliseconds.
 const std::string kSmall = std::string(MEGASIM_SOURCE_DIR) + "/tests/data/campaign_small.toml";
+// The shipped CPU validation plan, with the shipped calibration (validate refuses --out before it runs).
+const std::string kValidate = std::string(MEGASIM_SOURCE_DIR) +
+                              "/scenarios/validate/tiny_gpt_dp2.toml --set calibration.file=" + MEGASIM_SOURCE_DIR +
+                              "/scenarios/calibration/cpu_amd_epyc_tiny_gpt_dp2.toml";
 
 const bool registered = megasim::hostile::register_cases({
     // Empty paths: an unset shell variable (`--out "$DIR"`) must not read as "no output".
@@ -61,6 +65,15 @@ const bool registered = megasim::hostile::register_cases({
                 .args = "run " + kSmall + " --out out",
                 .output_has = {"--out", "FIFO"},
                 .setup = "mkfifo out"},
+    // validate --out: checked before any process starts (its three files appear together or not at all).
+    HostileCase{.name = "validate_out_is_regular_file",
+                .args = "validate " + kValidate + " --out out",
+                .output_has = {"--out", "regular file"},
+                .setup = "echo keep > out"},
+    HostileCase{.name = "validate_out_json_is_fifo",
+                .args = "validate " + kValidate + " --out out",
+                .output_has = {"out/validation.json", "FIFO"},
+                .setup = "mkdir out && mkfifo out/validation.json"},
     // Links: one to a regular file is written through (below); others are refused, the link kept.
     HostileCase{.name = "sweep_csv_dangling_link",
                 .args = "sweep " + kSmall + " --csv out.csv",
