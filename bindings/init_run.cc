@@ -8,6 +8,7 @@
 
 #include "bindings/init.h"
 #include "scenarios/api.h"
+#include "scenarios/run_outputs.h"
 #include "sim/error.h"
 
 namespace py = pybind11;
@@ -37,6 +38,16 @@ std::string trace_json(const Run& r, const std::vector<std::int64_t>& ranks, std
   return scenarios::perfetto_trace_json(r.result.workload, r.result.trace, filter, &r.scenario);
 }
 
+// `megasim run --out DIR`'s two files, both or neither (scenarios/run_outputs.h); the trace streamed.
+std::vector<std::string> save(const Run& r, const std::string& directory, const std::vector<std::int64_t>& ranks,
+                              std::int64_t max_ranks) {
+  const scenarios::TraceFilter filter{.ranks = ranks, .max_ranks = max_ranks};
+  const std::string report = scenarios::to_json(r.result.report);
+  py::gil_scoped_release release;
+  return scenarios::write_run_outputs(directory, "directory", report, r.result.workload, r.result.trace, filter,
+                                      &r.scenario);
+}
+
 // The what-ifs of the in-memory trace (every rank), as `megasim whatif` analyses a written one.
 std::string whatif_json(const Run& r, std::int64_t slowest) {
   py::gil_scoped_release release;
@@ -50,6 +61,7 @@ void init_run(py::module_& m) {
       .def("report_json", [](const Run& r) { return scenarios::to_json(r.result.report); })
       .def("trace_json", &trace_json, py::arg("ranks"), py::arg("max_ranks"))
       .def("whatif_json", &whatif_json, py::arg("slowest"))
+      .def("save", &save, py::arg("directory"), py::arg("ranks"), py::arg("max_ranks"))
       .def_property_readonly("wall_time_s", [](const Run& r) { return r.result.wall_time_s; });
   m.def("_run", &run, py::arg("scenario"), "Simulates one iteration (GIL released); throws ValueError as the CLI");
 }

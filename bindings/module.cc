@@ -17,5 +17,6 @@ PYBIND11_MODULE(_megasim, m) {
   megasim::bindings::init_studies(m);
   megasim::bindings::init_run(m);
   megasim::bindings::init_sweep(m);
+  megasim::bindings::init_files(m);
   m.attr("__version__") = "0.1.0";
 }

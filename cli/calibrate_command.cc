@@ -3,7 +3,6 @@
 // (scenarios/calibrate_study.h; with --gpus N or under a launcher, also the links between the job's
 // GPUs over NCCL, cli/cuda_calibrate.h) or CPU cores (scenarios/cpu_calibration.h, as many MPI ranks
 // as the plan has) and writes a calibration file.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -17,6 +16,7 @@
 #include "models/plan.h"
 #include "scenarios/calibrate_study.h"
 #include "scenarios/cpu_calibration.h"
+#include "scenarios/output_files.h"
 #include "sim/error.h"
 
 #include "scenarios/units.h"
@@ -54,7 +54,7 @@ void run_calibrate_cpu(const CalibrateOptions& o) {
     const scenarios::CpuCalibrationReport report = measure_cpu_calibration(s, o.repetitions.value_or(5));
     if (rank != 0) return;
     const std::string text = o.json ? scenarios::to_json(report) : scenarios::to_text(report);
-    if (!o.out_file.empty()) write_file(o.out_file, scenarios::to_calibration_toml(report), "--out");
+    if (!o.out_file.empty()) scenarios::write_output_file(o.out_file, scenarios::to_calibration_toml(report), "--out");
     std::cout << text << std::flush;
   });
 }
@@ -64,12 +64,7 @@ void run_calibrate(const CalibrateOptions& o) {
     throw sim::ConfigError("--repetitions", std::to_string(*o.repetitions), "at least 1");
   }
   // Refused before any GPU time is spent on measurements that could not be written.
-  if (!o.out_file.empty()) {
-    const std::filesystem::path folder = std::filesystem::absolute(o.out_file).parent_path();
-    if (!std::filesystem::is_directory(folder)) {
-      throw sim::ConfigError("--out", o.out_file, "a file in an existing folder");
-    }
-  }
+  if (!o.out_file.empty()) static_cast<void>(scenarios::checked_output_file(o.out_file, "--out"));
   if (o.gpus && *o.gpus < 1) throw sim::ConfigError("--gpus", std::to_string(*o.gpus), "at least 1");
   const double nccl_max_bytes = scenarios::parse_bytes(o.nccl_max_bytes, "--nccl-max-bytes");
   if (o.backend == "cpu") {
@@ -87,7 +82,7 @@ void run_calibrate(const CalibrateOptions& o) {
   run_cuda_calibration(scenario, cuda, [&](const scenarios::CalibrationReport& report) {
     // Rendered before anything is written, so a failure leaves no partial output.
     const std::string text = o.json ? scenarios::to_json(report) : scenarios::to_text(report);
-    if (!o.out_file.empty()) write_file(o.out_file, scenarios::to_calibration_toml(report), "--out");
+    if (!o.out_file.empty()) scenarios::write_output_file(o.out_file, scenarios::to_calibration_toml(report), "--out");
     std::cout << text << std::flush;
   });
 #else

@@ -2,10 +2,10 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -16,6 +16,8 @@
 #include "backend/cuda/nccl_comms.h"
 #include "backend/launch_env.h"
 #include "cli/cpu_runs.h"
+#include "scenarios/input_file.h"
+#include "scenarios/output_files.h"
 #include "sim/error.h"
 
 namespace megasim::cli {
@@ -35,8 +37,9 @@ void require_local_gpus(std::int64_t processes, const std::string& key) {
   }
 }
 
-// Rank 0 writes the id to `path` (to a temporary name, then renamed: readers never see half of it);
-// the others wait for the file.
+// Rank 0 writes the id to `path` (scenarios/output_files.h: a temporary renamed, so readers never see
+// half of it; a FIFO, device or folder there is refused); the others wait for the file and read it as
+// an input file (scenarios/input_file.h: never blocking on a FIFO).
 backend::cuda::IdBroadcast file_broadcast(int rank) {
   const char* path = std::getenv("MEGASIM_NCCL_ID_FILE");  // NOLINT(concurrency-mt-unsafe)
   if (path == nullptr || *path == '\0') {
@@ -47,17 +50,20 @@ backend::cuda::IdBroadcast file_broadcast(int rank) {
   const std::string file = path;
   return [file, rank](backend::cuda::NcclId& id) {
     if (rank == 0) {
-      const std::string temporary = file + ".tmp";
-      std::ofstream(temporary, std::ios::binary).write(id.data(), static_cast<std::streamsize>(id.size()));
-      std::error_code ec;
-      std::filesystem::rename(temporary, file, ec);
-      if (ec) throw sim::ConfigError("MEGASIM_NCCL_ID_FILE", file, "a path rank 0 can write");
+      scenarios::write_output_file(file, std::string_view(id.data(), id.size()), "MEGASIM_NCCL_ID_FILE");
       return;
     }
     const auto deadline = std::chrono::steady_clock::now() + kIdFileWait;
     while (true) {
-      std::ifstream in(file, std::ios::binary);
-      if (in.read(id.data(), static_cast<std::streamsize>(id.size()))) return;
+      std::error_code ec;
+      if (std::filesystem::exists(file, ec)) {
+        const std::string text = scenarios::read_input_file(file, "MEGASIM_NCCL_ID_FILE",
+                                                            "a file rank 0 writes the NCCL id into", id.size());
+        if (text.size() == id.size()) {
+          std::copy(text.begin(), text.end(), id.begin());
+          return;
+        }
+      }
       if (std::chrono::steady_clock::now() > deadline) {
         throw sim::ConfigError("MEGASIM_NCCL_ID_FILE", file, "a file rank 0 writes within 120 s (none appeared)");
       }

@@ -2,7 +2,6 @@
 // one training iteration simulated rank by rank (sim), or measured on a real backend (the median of
 // N after one warm-up: cpu, one MPI process per rank; cuda, one process per GPU), reported alike.
 #include <chrono>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -14,6 +13,7 @@
 #include "models/plan.h"
 #include "scenarios/device.h"
 #include "scenarios/perfetto_trace.h"
+#include "scenarios/run_outputs.h"
 #include "scenarios/run_study.h"
 #include "scenarios/validate_study.h"
 #include "sim/error.h"
@@ -37,24 +37,14 @@ struct RunOptions {
   std::int64_t max_trace_ranks = 16;
 };
 
-// Prints the report and, with --out, writes report.json and trace.json. Bad input is refused before
-// anything is written; the trace, GBs at 12,288 GPUs with --max-trace-ranks 0, is streamed to its
-// file rather than rendered in memory.
+// Prints the report and, with --out, writes report.json and trace.json (scenarios/run_outputs.h:
+// both or neither; the trace, GBs at 12,288 GPUs with --max-trace-ranks 0, streamed to its file).
 void emit(const RunOptions& o, const scenarios::Scenario& s, const models::Workload& workload,
           const backend::Trace& trace, const scenarios::IterationReport& report) {
   const std::string report_json = scenarios::to_json(report);
   if (!o.out_dir.empty()) {
-    scenarios::TraceFilter filter;
-    filter.ranks = o.trace_ranks;
-    filter.max_ranks = o.max_trace_ranks;
-    static_cast<void>(scenarios::selected_ranks(workload, trace, filter));  // throws for a bad filter
-    std::error_code ec;
-    std::filesystem::create_directories(o.out_dir, ec);
-    if (ec) throw sim::ConfigError("--out", o.out_dir, "a directory that can be created and written");
-    write_file(o.out_dir + "/report.json", report_json, "--out");
-    write_file_streamed(
-        o.out_dir + "/trace.json",
-        [&](std::ostream& out) { scenarios::write_perfetto_trace(out, workload, trace, filter, &s); }, "--out");
+    const scenarios::TraceFilter filter{.ranks = o.trace_ranks, .max_ranks = o.max_trace_ranks};
+    scenarios::write_run_outputs(o.out_dir, "--out", report_json, workload, trace, filter, &s);
   }
   std::cout << (o.json ? report_json : scenarios::to_text(report)) << std::flush;
 }
@@ -125,6 +115,8 @@ void run_on_cuda([[maybe_unused]] const RunOptions& o, [[maybe_unused]] const sc
 
 void run_run(const RunOptions& o) {
   const scenarios::Scenario s = resolve_scenario(o.scenario);
+  // Before the iteration runs, not after: an --out that cannot take the files is refused at once.
+  if (!o.out_dir.empty()) scenarios::check_run_outputs(o.out_dir, "--out");
   if (o.backend == "cpu") {
     run_on_cpu(o, s);
     return;

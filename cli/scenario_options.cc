@@ -1,9 +1,5 @@
 #include "cli/scenario_options.h"
 
-#include <cstdio>
-#include <fstream>
-#include <vector>
-
 #include "scenarios/loader.h"
 #include "sim/error.h"
 
@@ -35,33 +31,6 @@ void add_timeout_option(CLI::App& command, double& seconds) {
 std::chrono::milliseconds checked_timeout(double seconds) {
   if (!(seconds > 0)) throw sim::ConfigError("--timeout", std::to_string(seconds), "seconds > 0");
   return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-}
-
-void write_file_streamed(const std::string& path, const std::function<void(std::ostream&)>& write,
-                         const std::string& option) {
-  const std::string temporary = path + ".partial";
-  try {
-    std::vector<char> buffer(std::size_t{1} << 20);
-    std::ofstream out;
-    out.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    out.open(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw sim::ConfigError(option, path, "a writable file path");
-    write(out);
-    if (!out.flush()) throw sim::ConfigError(option, path, "a writable file path");
-  } catch (...) {
-    std::remove(temporary.c_str());
-    throw;
-  }
-  // Renaming makes the file appear whole or not at all.
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw sim::ConfigError(option, path, "a writable file path");
-  }
-}
-
-void write_file(const std::string& path, const std::string& text, const std::string& option) {
-  write_file_streamed(
-      path, [&text](std::ostream& out) { out << text; }, option);
 }
 
 }  // namespace megasim::cli

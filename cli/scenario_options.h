@@ -31,11 +31,4 @@ void add_timeout_option(CLI::App& command, double& seconds);
 // The timeout as milliseconds; throws sim::ConfigError("--timeout") unless seconds > 0.
 std::chrono::milliseconds checked_timeout(double seconds);
 
-// Writes `text` to `path` in one piece (throws sim::ConfigError naming `option` if it cannot).
-void write_file(const std::string& path, const std::string& text, const std::string& option);
-// The same with the content streamed by `write` (a trace of GBs need not be held in memory): the
-// file appears whole or not at all; an exception from `write` leaves nothing and propagates.
-void write_file_streamed(const std::string& path, const std::function<void(std::ostream&)>& write,
-                         const std::string& option);
-
 }  // namespace megasim::cli

@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/progress_bar.h"
 #include "cli/scenario_options.h"
+#include "scenarios/output_files.h"
 #include "scenarios/sweep_study.h"
 #include "sim/error.h"
 
@@ -43,19 +43,11 @@ scenarios::SweepOptions sweep_options(const SweepCommandOptions& o) {
   return out;
 }
 
-// Refuses a --csv path whose folder does not exist before the sweep runs, not after.
-void check_csv_path(const std::string& path) {
-  if (path.empty()) return;
-  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  if (!folder.empty() && !std::filesystem::is_directory(folder)) {
-    throw sim::ConfigError("--csv", path, "a file in an existing folder");
-  }
-}
-
 void run_sweep(const SweepCommandOptions& o) {
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   const scenarios::SweepOptions options = sweep_options(o);
-  check_csv_path(o.csv);
+  // Before the sweep runs, not after: a --csv path that cannot take the file is refused at once.
+  if (!o.csv.empty()) static_cast<void>(scenarios::checked_output_file(o.csv, "--csv"));
   scenarios::SweepReport report;
   {
     ProgressBar bar;
@@ -64,7 +56,7 @@ void run_sweep(const SweepCommandOptions& o) {
                                           bar.update(fmt::format("plans {}", phase), done, total);
                                         });
   }
-  if (!o.csv.empty()) write_file(o.csv, scenarios::to_csv(report), "--csv");
+  if (!o.csv.empty()) scenarios::write_output_file(o.csv, scenarios::to_csv(report), "--csv");
   std::cout << (o.json ? scenarios::to_json(report, o.top) : scenarios::to_text(report, o.top)) << std::flush;
   if (!o.json) std::cerr << "swept in " << report.wall_time_s << " s\n";
 }

@@ -2,10 +2,11 @@
 
 #include <iostream>
 #include <memory>
-#include <sstream>
+#include <ostream>
 
 #include "cli/commands.h"
 #include "cli/scenario_options.h"
+#include "scenarios/output_files.h"
 #include "scenarios/topology_report.h"
 #include "topology/summary.h"
 #include "topology/topology.h"
@@ -25,22 +26,22 @@ void run_topo(const TopoOptions& o) {
   scenarios::Scenario s = resolve_scenario(o.scenario);
   if (o.gpus) s.cluster.gpus = *o.gpus;
   scenarios::validate(s);
+  // Before the cluster is built: a path that cannot take its file is refused at once.
+  if (!o.graph_json.empty()) static_cast<void>(scenarios::checked_output_file(o.graph_json, "--write-json"));
+  if (!o.graph_dot.empty()) static_cast<void>(scenarios::checked_output_file(o.graph_dot, "--write-dot"));
   const topo::Topology topology = topo::Topology::build(scenarios::effective_cluster(s));
   const topo::TopologySummary summary = topo::summarize(topology);
-  // Render everything before writing anything, so an error leaves no partial output.
-  std::string graph_json, graph_dot;
-  if (!o.graph_json.empty()) {
-    std::ostringstream out;
-    topo::write_json(topology, out);
-    graph_json = out.str();
+  // Both files or neither (scenarios/output_files.h), streamed.
+  if (!o.graph_json.empty() || !o.graph_dot.empty()) {
+    scenarios::OutputFiles files;
+    if (!o.graph_json.empty()) {
+      files.add(o.graph_json, "--write-json", [&](std::ostream& out) { topo::write_json(topology, out); });
+    }
+    if (!o.graph_dot.empty()) {
+      files.add(o.graph_dot, "--write-dot", [&](std::ostream& out) { topo::write_graphviz(topology, out); });
+    }
+    files.commit();
   }
-  if (!o.graph_dot.empty()) {
-    std::ostringstream out;
-    topo::write_graphviz(topology, out);
-    graph_dot = out.str();
-  }
-  if (!graph_json.empty()) write_file(o.graph_json, graph_json, "--write-json");
-  if (!graph_dot.empty()) write_file(o.graph_dot, graph_dot, "--write-dot");
   std::cout << (o.json ? scenarios::to_json(summary) : scenarios::to_text(summary));
 }
 

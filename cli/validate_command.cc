@@ -7,9 +7,10 @@
 // predicted compute. --out DIR writes validation.json
 // and the Perfetto traces measured_trace.json and predicted_trace.json.
 #include <chrono>
-#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
@@ -17,6 +18,7 @@
 #include "cli/scenario_options.h"
 #include "models/plan.h"
 #include "scenarios/device.h"
+#include "scenarios/output_files.h"
 #include "scenarios/perfetto_trace.h"
 #include "scenarios/run_study.h"
 #include "scenarios/validate_study.h"
@@ -43,13 +45,14 @@ struct ValidateOptions {
   std::string out_dir;
 };
 
-// Writes the trace of every rank to `path`, streamed.
-void write_trace(const std::string& path, const models::Workload& workload, const backend::Trace& trace,
-                 const scenarios::Scenario& s) {
-  scenarios::TraceFilter all;
-  all.max_ranks = 0;
-  write_file_streamed(
-      path, [&](std::ostream& out) { scenarios::write_perfetto_trace(out, workload, trace, all, &s); }, "--out");
+// The files of --out DIR, written together or not at all (scenarios/output_files.h).
+const std::vector<std::string> kOutputFiles = {"validation.json", "measured_trace.json", "predicted_trace.json"};
+
+// Adds the trace of every rank at `path`, streamed.
+void add_trace(scenarios::OutputFiles& files, const std::string& path, const models::Workload& workload,
+               const backend::Trace& trace, const scenarios::Scenario& s) {
+  const scenarios::TraceFilter all{.ranks = {}, .max_ranks = 0};
+  files.add(path, "--out", [&](std::ostream& out) { scenarios::write_perfetto_trace(out, workload, trace, all, &s); });
 }
 
 // Prints the comparison and, with --out, writes it and both traces.
@@ -57,12 +60,12 @@ void emit(const ValidateOptions& o, const scenarios::Scenario& s, const scenario
           const models::Workload& workload, const backend::Trace& predicted, const backend::Trace& measured) {
   const std::string json = scenarios::to_json(report);
   if (!o.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out_dir, ec);
-    if (ec) throw sim::ConfigError("--out", o.out_dir, "a directory that can be created and written");
-    write_file(o.out_dir + "/validation.json", json, "--out");
-    write_trace(o.out_dir + "/measured_trace.json", workload, measured, s);
-    write_trace(o.out_dir + "/predicted_trace.json", workload, predicted, s);
+    scenarios::OutputFiles files;
+    files.create_folder(o.out_dir, "--out");
+    files.add(o.out_dir + "/" + kOutputFiles[0], "--out", json);
+    add_trace(files, o.out_dir + "/" + kOutputFiles[1], workload, measured, s);
+    add_trace(files, o.out_dir + "/" + kOutputFiles[2], workload, predicted, s);
+    files.commit();
   }
   std::cout << (o.json ? json : scenarios::to_text(report)) << std::flush;
 }
@@ -127,6 +130,8 @@ void run_validate(const ValidateOptions& o) {
   if (o.warmup < 0) throw sim::ConfigError("--warmup", std::to_string(o.warmup), "0 or more");
   checked_timeout(o.timeout_s);
   const scenarios::Scenario s = resolve_scenario(o.scenario);
+  // Before anything runs: an --out that cannot take the files is refused at once.
+  if (!o.out_dir.empty()) scenarios::check_output_files(o.out_dir, kOutputFiles, "--out");
   if (o.backend == "cpu") {
     validate_on_cpu(o, s);
   } else {

@@ -4,8 +4,11 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <vector>
 
 #include "sim/error.h"
+#include "sim/repeats.h"
 
 namespace megasim::models {
 namespace {
@@ -79,6 +82,13 @@ std::vector<std::pair<std::int64_t, double>> parse_factor_list(const std::string
     const double factor = std::strtod(factor_text.c_str(), &end);
     if (factor_text.empty() || *end != '\0' || !finite_at_least(factor, 1)) throw sim::ConfigError(key, text, valid);
     out.emplace_back(static_cast<std::int64_t>(id), factor);
+  }
+  std::vector<std::int64_t> ids;
+  for (const auto& [id, factor] : out) ids.push_back(id);
+  if (const std::optional<std::size_t> k = sim::first_repeat(ids)) {
+    throw sim::ConfigError(key, text,
+                           "each id at most once (" + std::to_string(ids[*k]) +
+                               " is listed twice: give one factor per id; factors of one id do not compound)");
   }
   return out;
 }

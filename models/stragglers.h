@@ -69,7 +69,8 @@ struct StragglerParams {
 // a malformed list, or drift keys out of range.
 void validate(const StragglerParams& params);
 
-// "3:1.2,17:1.1" as (id, factor) pairs; `key` names the list in errors. Ids >= 0, factors >= 1.
+// "3:1.2,17:1.1" as (id, factor) pairs; `key` names the list in errors. Ids >= 0, each at most once
+// (sim/repeats.h), factors >= 1.
 std::vector<std::pair<std::int64_t, double>> parse_factor_list(const std::string& text, const std::string& key);
 
 // A log-normal draw's (mu, sigma) for a given mean and coefficient of variation.

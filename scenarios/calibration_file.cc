@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
+#include "scenarios/input_file.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -204,11 +203,7 @@ toml::table parse_text(std::string_view toml_text, std::string_view source) {
 }
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw sim::ConfigError("calibration.file", path, "a readable calibration TOML file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path, "calibration.file", "a readable calibration TOML file");
 }
 
 }  // namespace

@@ -7,11 +7,13 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "models/checkpoint_theory.h"
 #include "scenarios/campaign_oracle.h"
 #include "sim/error.h"
+#include "sim/repeats.h"
 #include "sim/rng.h"
 
 namespace megasim::scenarios {
@@ -34,6 +36,10 @@ void check_options(const CampaignOptions& o) {
   }
   for (const double t : o.sweep_intervals_s) {
     if (!(std::isfinite(t) && t > 0)) throw sim::ConfigError("--intervals", fmt::format("{}", t), "intervals > 0 s");
+  }
+  if (const std::optional<std::size_t> k = sim::first_repeat(o.sweep_intervals_s)) {
+    throw sim::ConfigError("--intervals", fmt::format("{}", o.sweep_intervals_s[*k]),
+                           "each interval at most once (it is listed twice)");
   }
 }
 

@@ -89,7 +89,7 @@ struct CampaignReport {
 };
 
 // Throws sim::ConfigError for a bad scenario, plan, failure, recovery or checkpoint key, or bad
-// options ("--days": a finite number > 0 up to 3650; "--seeds": 1 to 100000; "--intervals": > 0).
+// options ("--days": a finite number > 0 up to 3650; "--seeds": 1 to 100000; "--intervals": > 0, each once).
 CampaignReport run_campaign_study(const Scenario& scenario, const CampaignOptions& options);
 
 // The job's component instances: every GPU, host, NIC, network cable and switch of the topology.

@@ -6,9 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "scenarios/input_file.h"
 #include "scenarios/keys.h"
 #include "sim/error.h"
 
@@ -50,14 +49,6 @@ void apply_table(Scenario& scenario, const toml::table& root) {
       spec.set(scenario, coerce(spec, value_of(node, spec.full_name())));
     }
   }
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw sim::ConfigError("scenario", path, "a readable TOML file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 Value parse_text_as(const KeySpec& spec, std::string_view text) {
@@ -113,7 +104,7 @@ Scenario load_scenario_text(std::string_view toml_text, std::string_view source)
 }
 
 Scenario load_scenario_file(const std::string& path) {
-  Scenario scenario = load_scenario_text(read_file(path), path);
+  Scenario scenario = load_scenario_text(read_input_file(path, "scenario", "a readable TOML file"), path);
   // A calibration file named in a scenario file is found next to it, wherever the run starts.
   const std::filesystem::path calibration(scenario.calibration_file);
   if (!scenario.calibration_file.empty() && calibration.is_relative()) {

@@ -1,10 +1,12 @@
 #include "scenarios/mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
+#include "scenarios/input_file.h"
+#include "scenarios/path_kind.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -15,24 +17,15 @@ constexpr std::size_t kReleaseStep = std::size_t{64} << 20;
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path, const std::string& key, const std::string& expected) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw sim::ConfigError(key, path, expected);
-  struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    throw sim::ConfigError(key, path, expected);
-  }
-  size_ = static_cast<std::size_t>(info.st_size);
+  const InputFile file(path, key, expected, kMaxTraceFileBytes);
+  size_ = static_cast<std::size_t>(file.size());
   if (size_ > 0) {
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      ::close(fd);
-      throw sim::ConfigError(key, path, expected);
-    }
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
+    if (p == MAP_FAILED) throw sim::ConfigError(key, path, expected + " (" + errno_text(errno) + ")");
     ::madvise(p, size_, MADV_SEQUENTIAL);
     data_ = static_cast<char*>(p);
   }
-  ::close(fd);  // the mapping keeps the file
+  // `file` closes here: the mapping keeps the file's pages.
 }
 
 MappedFile::~MappedFile() {

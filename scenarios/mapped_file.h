@@ -11,7 +11,8 @@ namespace megasim::scenarios {
 
 class MappedFile {
  public:
-  // Throws sim::ConfigError(`key`, path, `expected`) when the file cannot be opened or mapped.
+  // Throws sim::ConfigError(`key`, path, `expected` and why) for what InputFile refuses (a directory,
+  // device, FIFO, or a file above kMaxTraceFileBytes: input_file.h) or when it cannot be mapped.
   MappedFile(const std::string& path, const std::string& key, const std::string& expected);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;

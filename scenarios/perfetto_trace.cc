@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "scenarios/json_writer.h"
 #include "scenarios/keys.h"
 #include "sim/error.h"
+#include "sim/repeats.h"
 
 namespace megasim::scenarios {
 namespace {
@@ -109,6 +111,10 @@ std::vector<std::pair<std::int64_t, std::size_t>> select(const models::Workload&
     if (rank < 0 || rank >= world) {
       throw sim::ConfigError("trace.ranks", std::to_string(rank), fmt::format("ranks 0 to {}", world - 1));
     }
+  }
+  if (const std::optional<std::size_t> k = sim::first_repeat(filter.ranks)) {
+    throw sim::ConfigError("trace.ranks", std::to_string(filter.ranks[*k]),
+                           "each rank at most once (it is listed twice)");
   }
   std::vector<std::int64_t> wanted = filter.ranks;
   std::sort(wanted.begin(), wanted.end());

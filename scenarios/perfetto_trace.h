@@ -37,7 +37,8 @@ struct TraceFilter {
 };
 
 // The ranks a filter selects from the trace, ascending. Throws sim::ConfigError with key
-// "trace.max_ranks" when max_ranks < 0 and "trace.ranks" for a rank outside [0, world_size).
+// "trace.max_ranks" when max_ranks < 0 and "trace.ranks" for a rank outside [0, world_size) or listed
+// twice.
 // Selected ranks absent from the trace (a partial real-backend trace) are skipped.
 std::vector<std::int64_t> selected_ranks(const models::Workload& workload, const backend::Trace& trace,
                                          const TraceFilter& filter);

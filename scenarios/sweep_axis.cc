@@ -1,6 +1,7 @@
 // Parsing of `--vary section.key=...` (sweep_study.h, parse_sweep_axis): lists and integer ranges.
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "scenarios/loader.h"
 #include "scenarios/sweep_study.h"
 #include "sim/error.h"
+#include "sim/repeats.h"
 
 namespace megasim::scenarios {
 namespace {
@@ -92,9 +94,17 @@ SweepAxis parse_sweep_axis(std::string_view spec) {
   if (axis.values.size() > kMaxSweepAxisValues) {
     throw sim::ConfigError(axis.key, quoted(rhs), "at most " + std::to_string(kMaxSweepAxisValues) + " values");
   }
-  // Each value goes through `--set`'s parser now, so a bad one is refused before any simulation.
+  // Each value goes through `--set`'s parser now, so a bad one is refused before any simulation; a
+  // value given twice (as parsed: 8 and 08 are one value) is refused, not swept twice or merged.
   Scenario scratch;
-  for (const std::string& v : axis.values) apply_override(scratch, axis.key + "=" + v);
+  std::vector<Value> parsed;
+  for (const std::string& v : axis.values) {
+    apply_override(scratch, axis.key + "=" + v);
+    parsed.push_back(key.get(scratch));
+  }
+  if (const std::optional<std::size_t> k = sim::first_repeat(parsed)) {
+    throw sim::ConfigError(axis.key, quoted(rhs), "each value at most once (" + axis.values[*k] + " is listed twice)");
+  }
   return axis;
 }
 

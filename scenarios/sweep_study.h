@@ -75,7 +75,7 @@ struct SweepAxis {
 // (b included when reached). Every value is checked against the key's type and choices now.
 // Throws sim::ConfigError naming the key and value: unknown key, malformed text, a value of the
 // wrong type, a range on a non-integer key, an empty range (a > b, a < 1 for a doubling range,
-// s < 1), or more than kMaxSweepAxisValues values.
+// s < 1), more than kMaxSweepAxisValues values, or a value listed twice (compared as parsed).
 SweepAxis parse_sweep_axis(std::string_view spec);
 inline constexpr std::size_t kMaxSweepAxisValues = 4096;
 

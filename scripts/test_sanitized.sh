@@ -26,7 +26,7 @@ ASAN_OPTIONS=detect_leaks=0:$asan ctest --test-dir build-san --output-on-failure
     -R "$mpi" -E cpu_backend_validate_acceptance
 export ASAN_OPTIONS=detect_leaks=1:$asan
 
-for target in scenario override trace; do
+for target in scenario override trace output_path; do
   corpus=build-san/fuzz-corpus-$target  # new inputs go here, not into the source tree
   mkdir -p "$corpus"
   seeds=(tests/fuzz/corpus/$target)

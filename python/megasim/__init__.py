@@ -9,10 +9,9 @@ in inputs raise ValueError with the message the command line prints. Studies rel
 threads can run them side by side. Plots are in megasim.plot (matplotlib).
 """
 import json
-import os
 
 from ._megasim import Scenario, keys, __version__  # noqa: F401
-from . import _megasim
+from . import _inputs, _megasim
 from .reports import CampaignReport, JsonReport, RunReport, WhatIfReport, reports_frame  # noqa: F401
 from .sweeps import sweep  # noqa: F401
 from .ray_executor import RayExecutor  # noqa: F401 (imports Ray only when one is made)
@@ -24,18 +23,19 @@ _REAL_BACKENDS = ("cpu", "cuda")
 
 def load(path):
     """Loads a scenario TOML file over the defaults (a relative [calibration] file is found next to it)."""
-    return _megasim.load(os.fspath(path))
+    return _megasim.load(_inputs.path("scenario", path))
 
 
-def _scenario(scenario):
-    return scenario if scenario is not None else Scenario()
+_scenario = _inputs.scenario
 
 
 def collective(scenario=None, op="all_reduce", bytes="1GiB", algo="ring", group="", gpus=0):
     """Simulates one collective (or every tp/dp/pp group of the plan when `group` is set) and
     returns the report as a dict with the CLI's JSON keys (op, bytes, gpus, algo, routing, time_s,
     algbw_gbytes_per_s, busbw_gbytes_per_s, ...)."""
-    return json.loads(_megasim._collective_json(_scenario(scenario), op, str(bytes), algo, group, int(gpus)))
+    return json.loads(_megasim._collective_json(_scenario(scenario), _inputs.text("--op", op), str(bytes),
+                                                _inputs.text("--algo", algo), _inputs.text("--group", group),
+                                                _inputs.integer("--gpus", gpus)))
 
 
 def topology(scenario=None):
@@ -50,13 +50,14 @@ def run(scenario=None, backend="sim"):
 
     Only backend="sim" runs in Python; "cpu" and "cuda" need one process per rank, which the
     command line launches (`megasim run SCENARIO --backend cpu|cuda`)."""
+    scenario = _scenario(scenario)
     if backend in _REAL_BACKENDS:
         raise ValueError(f"--backend = {backend} is invalid: expected sim from Python; the {backend} backend runs "
                          f"one process per rank: use the command line, megasim run SCENARIO --backend {backend}")
     if backend != "sim":
         raise ValueError(f"--backend = {backend} is invalid: expected sim (the simulator), cpu (Eigen + MPI) or "
                          "cuda (CUDA + NCCL)")
-    return RunReport(_megasim._run(_scenario(scenario)))
+    return RunReport(_megasim._run(scenario))
 
 
 def plan(scenario=None):
@@ -70,8 +71,9 @@ def campaign(scenario=None, days=30, seeds=10, sweep=False, intervals=()):
     lost_time_s, failures, checkpoint, timeline, ...; with sweep=True also sweep and
     best_interval_s, as --sweep-checkpoint-interval). `intervals` replaces the sweep's default grid
     around Daly's optimum (seconds, as --intervals)."""
-    report = _megasim._campaign_json(_scenario(scenario), float(days), int(seeds), bool(sweep),
-                                     [float(t) for t in intervals])
+    report = _megasim._campaign_json(_scenario(scenario), _inputs.number("--days", days),
+                                     _inputs.integer("--seeds", seeds), bool(sweep),
+                                     _inputs.numbers_list("--intervals", intervals))
     return CampaignReport(json.loads(report))
 
 
@@ -80,6 +82,7 @@ def whatif(trace, slowest=1):
     TRACE --slowest K --json`; written by `megasim run --out DIR --max-trace-ranks 0`,
     RunReport.save(dir, max_ranks=0) or `megasim validate --out DIR`) or a RunReport (its
     in-memory trace, every rank). Returns a WhatIfReport."""
+    slowest = _inputs.integer("--slowest", slowest)
     if isinstance(trace, RunReport):
-        return WhatIfReport(json.loads(trace._run.whatif_json(int(slowest))))
-    return WhatIfReport(json.loads(_megasim._whatif_json(os.fspath(trace), int(slowest))))
+        return WhatIfReport(json.loads(trace._run.whatif_json(slowest)))
+    return WhatIfReport(json.loads(_megasim._whatif_json(_inputs.path("trace", trace), slowest)))

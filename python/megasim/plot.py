@@ -13,6 +13,7 @@ draws a file the command line wrote, after what it holds: a run report (report.j
 sweep (`megasim campaign --sweep-checkpoint-interval --json`) → ettr; a CSV of plans → sweep.
 """
 import argparse
+import io
 import json
 import math
 import numbers
@@ -22,6 +23,8 @@ import sys
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullFormatter
+
+from . import _inputs, _megasim
 
 # Perfetto thread ids of the trace (scenarios/perfetto_trace.h).
 _STREAMS = {0: "compute", 1: "tp", 2: "pp", 3: "dp"}
@@ -64,7 +67,7 @@ def _trace_dict(trace, ranks):
     if isinstance(trace, RunReport):
         return trace.trace_events(ranks=ranks, max_ranks=len(ranks) if ranks else 16)
     if isinstance(trace, (str, os.PathLike)):
-        with open(trace) as f:
+        with open(_inputs.input_file("trace", trace, "a trace.json megasim wrote")) as f:
             return json.load(f)
     return trace
 
@@ -169,6 +172,7 @@ def ettr(report, ax=None):
 def kind(path):
     """What a report file holds, as the name of the function that draws it: heat_map, timeline,
     ettr or sweep. Raises ValueError for anything else."""
+    path = _inputs.input_file("report", path, "a report file megasim wrote")
     if str(path).endswith(".csv"):
         return "sweep"
     with open(path) as f:
@@ -217,7 +221,11 @@ def main(argv=None):
         options["color"] = args.color
     out = args.out or os.path.splitext(args.report)[0] + ".png"
     try:
-        draw(args.report, **options).savefig(out, dpi=120)
+        # Checked before drawing, written whole or not at all, as the CLI's outputs (output_files.h).
+        _inputs.output_file("--out", out)
+        png = io.BytesIO()
+        draw(args.report, **options).savefig(png, format=os.path.splitext(out)[1][1:] or "png", dpi=120)
+        _megasim._write_output_file(out, "--out", png.getvalue())
     except (ValueError, OSError, TypeError) as e:
         print(f"megasim.plot: error: {e}", file=sys.stderr)
         return 2

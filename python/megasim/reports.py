@@ -7,7 +7,8 @@ study (`report == cli_dict`), and `to_dict()` returns that dict. Top-level keys 
 import collections.abc
 import copy
 import json
-import os
+
+from . import _inputs
 
 
 class JsonReport(collections.abc.Mapping):
@@ -62,19 +63,18 @@ class RunReport(JsonReport):
     def trace_events(self, ranks=None, max_ranks=16):
         """The Perfetto trace of `ranks` (default: TP rank 0 of every stage, replica by replica), at
         most `max_ranks` of them (0: every rank), as a dict; see scenarios/perfetto_trace.h."""
-        return json.loads(self._run.trace_json(list(ranks or []), int(max_ranks)))
+        return json.loads(self._run.trace_json(_inputs.integers("--trace-ranks", ranks),
+                                               _inputs.integer("--max-trace-ranks", max_ranks)))
 
     def save(self, directory, ranks=None, max_ranks=16):
         """Writes report.json and trace.json into `directory` (created if needed), the same bytes
         `megasim run --out DIR [--trace-ranks R,...] [--max-trace-ranks N]` writes; max_ranks=0
-        keeps every rank, as `whatif` needs. Returns the two paths."""
-        trace = self._run.trace_json(list(ranks or []), int(max_ranks))
-        os.makedirs(directory, exist_ok=True)
-        paths = (os.path.join(directory, "report.json"), os.path.join(directory, "trace.json"))
-        for path, text in zip(paths, (self._run.report_json(), trace)):
-            with open(path, "wb") as f:
-                f.write(text.encode())
-        return paths
+        keeps every rank, as `whatif` needs. Both files appear or neither, and a path that is not a
+        regular file (a FIFO, a device) is refused with ValueError, as the command line refuses it.
+        Returns the two paths."""
+        paths = self._run.save(_inputs.path("directory", directory), _inputs.integers("--trace-ranks", ranks),
+                               _inputs.integer("--max-trace-ranks", max_ranks))
+        return tuple(paths)
 
     def to_row(self):
         """The plan and the main numbers as one flat dict: the columns a sweep's DataFrame has

@@ -16,7 +16,7 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from . import _megasim
+from . import _inputs, _megasim
 
 _ACCEPTED = "simulated"  # SweepStatus::kSimulated: accepted, to simulate
 
@@ -41,7 +41,7 @@ def vary_specs(vary=(), gpus=()):
     a list (joined with commas; booleans as true/false) or one such string."""
     specs = []
     if gpus:
-        specs.append("cluster.gpus=" + ",".join(str(int(g)) for g in gpus))
+        specs.append("cluster.gpus=" + ",".join(str(g) for g in _inputs.integers("--gpus", gpus)))
     if isinstance(vary, str):
         vary = [vary]
     if isinstance(vary, dict):
@@ -181,6 +181,8 @@ def read_csv(path_or_buffer):
     sweep: every number read back to the double the CLI wrote (its shortest round-trip form)."""
     import pandas as pd
 
+    if isinstance(path_or_buffer, (str, os.PathLike)):
+        path_or_buffer = _inputs.input_file("csv", path_or_buffer, "a sweep CSV (megasim sweep --csv FILE)")
     # pandas 3 parses floats exactly by default and deprecates float_precision; older versions need it.
     exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
     return pd.read_csv(path_or_buffer, **exact)
@@ -205,12 +207,17 @@ def sweep(scenario, *, vary=(), gpus=(), max_micro_batch_size=0, executor=None, 
     with the CLI's message."""
     import pandas as pd  # noqa: F401  (read_csv needs it; fail early without it)
 
+    scenario = _inputs.scenario(scenario)
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise ValueError(f"executor = {executor!r} is invalid: expected a concurrent.futures.Executor (its submit "
+                         "runs the simulations), or None for a process pool on this machine's cores")
     specs = vary_specs(vary, gpus)
-    max_micro_batch_size = int(max_micro_batch_size)
-    confirm_top = int(confirm_top)
+    max_micro_batch_size = _inputs.integer("--max-micro-batch", max_micro_batch_size)
+    confirm_top = _inputs.integer("--confirm-top", confirm_top)
+    top = None if top is None else _inputs.integer("--top", top)
     if not full and confirm_top < 1:
         raise ValueError(f"confirm_top: {confirm_top}: a number >= 1 (full=True simulates every plan in full)")
-    confirm_top = 0 if full else max(confirm_top, int(top or 0))
+    confirm_top = 0 if full else max(confirm_top, top or 0)
     candidates = _megasim._sweep_candidates(scenario, specs, max_micro_batch_size)
     rows = _evaluate_all(scenario, candidates, executor, confirm_top)
     report = _megasim._sweep_report(specs, max_micro_batch_size, rows, confirm_top)

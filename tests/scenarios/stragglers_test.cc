@@ -170,5 +170,24 @@ TEST(Stragglers, BadParametersNameTheirKey) {
   EXPECT_EQ(key_of("stragglers.slow_links=99999999:2"), "stragglers.slow_links");
 }
 
+// An id listed twice is refused, in every list: its factors would compound (3:1.2,3:1.1 made
+// server 3 1.32x slower), which no reading of the list intends.
+TEST(Stragglers, AnIdListedTwiceIsRefusedNotCompounded) {
+  for (const char* key : {"slow_hosts", "slow_gpus", "slow_nics", "slow_links"}) {
+    const std::string list = std::string(key) == "slow_hosts" ? "1:1.2,2:1.5,1:1.1" : "1:1.2,2:1.5,1:1.2";
+    try {
+      static_cast<void>(models::parse_factor_list(list, std::string("stragglers.") + key));
+      ADD_FAILURE() << key << " accepted " << list;
+    } catch (const sim::ConfigError& e) {
+      EXPECT_EQ(e.key(), std::string("stragglers.") + key);
+      EXPECT_NE(std::string(e.what()).find("1 is listed twice"), std::string::npos) << e.what();
+    }
+    Scenario s = dp_scenario();
+    apply_override(s, std::string("stragglers.") + key + "=" + list);
+    EXPECT_THROW(static_cast<void>(run_iteration_study(s)), sim::ConfigError) << key;
+  }
+  EXPECT_EQ(models::parse_factor_list("1:1.2,2:1.5", "stragglers.slow_hosts").size(), 2U);
+}
+
 }  // namespace
 }  // namespace megasim::scenarios

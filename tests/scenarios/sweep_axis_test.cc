@@ -60,6 +60,21 @@ TEST(SweepAxis, MessagesCarryTheValue) {
   }
 }
 
+// A value listed twice, as written or as parsed (08 is 8, 1e3 is 1000.0), is refused: sweeping it
+// twice doubles a point, merging it hides a typo (1,2,2 for 1,2,4).
+TEST(SweepAxis, AValueListedTwiceIsRefused) {
+  for (const char* spec : {"plan.micro_batch_size=1,2,2", "plan.micro_batch_size=8,08", "cluster.nic_gbps=1000,1e3",
+                           "fabric.routing=ecmp,spray,ecmp", "cluster.gpus=64,128,64"}) {
+    try {
+      parse_sweep_axis(spec);
+      ADD_FAILURE() << "accepted " << spec;
+    } catch (const sim::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("is listed twice"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(parse_sweep_axis("plan.micro_batch_size=1,2,4").values, (Values{"1", "2", "4"}));
+}
+
 TEST(SweepAxis, AKeyVariedTwiceIsRefused) {
   SweepOptions o;
   o.vary = {parse_sweep_axis("cluster.gpus=8"), parse_sweep_axis("cluster.gpus=16")};

@@ -8,7 +8,8 @@
 // its output (both streams) holds every string of `output_has`, CHECK (a shell command run in the
 // folder afterwards, when given) exits 0, and, unless `may_write` is set, the folder holds exactly
 // the paths it held before the run (nothing half-written left behind, nothing replaced by a new
-// file: the listing records each path's type, so a FIFO replaced by a regular file shows).
+// file: the listing records each path's type, so a FIFO replaced by a regular file shows). ULIMIT,
+// when given, is applied (`ulimit ULIMIT`, in the same shell) to megasim's run alone.
 #pragma once
 
 #include <ostream>
@@ -27,6 +28,7 @@ struct HostileCase {
   int exit_code = 2;                         // 2: bad input, refused
   int timeout_s = 60;                        // longer is a hang
   bool may_write = false;                    // the run may add or change paths in the folder
+  std::string ulimit = {};                   // e.g. "-f 64": files of at most 64 x 512 bytes (sh)
 };
 
 // gtest prints a case by its name.

@@ -67,7 +67,9 @@ TEST_P(HostileCatalogue, RefusedCleanly) {
   std::string args = replace_all(c.args, "{S}", "scenario.toml");
   args = replace_all(args, "{175B}", std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale/175b_megascale.toml");
   // `timeout` exits 124 on a hang and 128 + N on a signal; neither is a refusal.
-  const Result r = shell_in(dir, "timeout -s KILL " + std::to_string(c.timeout_s) + " " + MEGASIM_BINARY + " " + args);
+  const std::string limits = c.ulimit.empty() ? "" : "ulimit " + c.ulimit + " && ";
+  const Result r =
+      shell_in(dir, limits + "timeout -s KILL " + std::to_string(c.timeout_s) + " " + MEGASIM_BINARY + " " + args);
   EXPECT_EQ(r.exit_code, c.exit_code) << "megasim " << args << "\n" << r.output;
   for (const std::string& text : c.output_has) {
     EXPECT_NE(r.output.find(text), std::string::npos)

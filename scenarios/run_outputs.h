@@ -1,0 +1,27 @@
+// The files of one iteration, `megasim run --out DIR` and Python's RunReport.save(DIR): report.json
+// and trace.json (Perfetto, perfetto_trace.h), written together or not at all (output_files.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/trace.h"
+#include "models/workload.h"
+#include "scenarios/perfetto_trace.h"
+#include "scenarios/scenario.h"
+
+namespace megasim::scenarios {
+
+// Checks, before the iteration is simulated or measured, that `folder` can take the files
+// (output_files.h check_output_files). `option` names the folder in errors ("--out").
+void check_run_outputs(const std::string& folder, const std::string& option);
+
+// Creates `folder` if needed and writes both files (the trace streamed: GBs at 12,288 GPUs with every
+// rank); throws sim::ConfigError for a bad filter (trace.ranks, trace.max_ranks) or an unwritable
+// path, leaving the folder as it was. Returns the two paths.
+std::vector<std::string> write_run_outputs(const std::string& folder, const std::string& option,
+                                           const std::string& report_json, const models::Workload& workload,
+                                           const backend::Trace& trace, const TraceFilter& filter,
+                                           const Scenario* scenario);
+
+}  // namespace megasim::scenarios
