@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/progress_bar.h"
 #include "cli/scenario_options.h"
 #include "scenarios/sweep_study.h"
@@ -104,7 +105,9 @@ Action register_sweep(CLI::App& app) {
                   "largest micro-batch size tried (powers of two from 1; 0: up to the global batch)")
       ->capture_default_str();
   return [cmd, o] {
-    if (cmd->parsed()) run_sweep(*o);
+    if (!cmd->parsed()) return;
+    refuse_inert(*cmd, "--confirm-top", !o->full, "with --full (every plan is simulated in full: none to confirm)");
+    run_sweep(*o);
   };
 }
 

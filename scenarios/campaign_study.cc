@@ -35,6 +35,12 @@ void check_options(const CampaignOptions& o) {
   for (const double t : o.sweep_intervals_s) {
     if (!(std::isfinite(t) && t > 0)) throw sim::ConfigError("--intervals", fmt::format("{}", t), "intervals > 0 s");
   }
+  // The intervals are those of the sweep: without it they would be ignored.
+  if (!o.sweep && !o.sweep_intervals_s.empty()) {
+    throw sim::ConfigError("--intervals", fmt::format("{}", fmt::join(o.sweep_intervals_s, ",")),
+                           "no --intervals without --sweep-checkpoint-interval (they are the sweep's intervals; "
+                           "the campaign itself checkpoints every checkpoint.interval_s)");
+  }
 }
 
 // The probability that a flap of the configured durations outlasts `seconds`.

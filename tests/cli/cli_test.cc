@@ -345,7 +345,7 @@ TEST(Cli, WhatIfAnalysesATraceWrittenByRun) {
   }
   const Result json = run("whatif " + (dir / "trace.json").string() + " --json --slowest 2");
   ASSERT_EQ(json.exit_code, 0) << json.output;
-  EXPECT_NE(json.output.find("\"the 2 slowest rank(s)"), std::string::npos) << json.output;
+  EXPECT_NE(json.output.find("\"the 2 slowest ranks at"), std::string::npos) << json.output;
   // The replay of the recorded compute reproduces the simulated iteration: both times print alike.
   const std::size_t at = json.output.find("\"iteration_time_s\": ");
   const std::size_t replay = json.output.find("\"replay_time_s\": ");
