@@ -26,11 +26,23 @@ std::string command_path(const CLI::App& app) {
   return path;
 }
 
+// What went wrong: CLI11's message, or, when the first word is no command, that word and the
+// commands (CLI11 says only "A subcommand is required").
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
+  const std::vector<std::string> rest = app.remaining();
+  if (!app.get_subcommands().empty() || rest.empty()) return e.what();
+  std::string commands;
+  for (const CLI::App* command : app.get_subcommands({}))
+    commands += (commands.empty() ? "" : ", ") + command->get_name();
+  return "\"" + rest.front() + "\" is not a megasim command (the commands: " + commands + ")";
+}
+
 // --help and --version exit 0 with CLI11's own output; a parse error is reported as every other
 // error is ("megasim: error: ..."), with where the options are described, and exits 2.
 int report_parse_error(const CLI::App& app, const CLI::ParseError& e) {
   if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-  std::cerr << "megasim: error: " << e.what() << "\nrun '" << command_path(app) << " --help' for the options\n";
+  std::cerr << "megasim: error: " << parse_error_message(app, e) << "\nrun '" << command_path(app)
+            << " --help' for the options\n";
   return kExitBadInput;
 }
 }  // namespace

@@ -12,8 +12,7 @@ void refuse_inert(const CLI::App& command, const std::string& option, bool appli
   const CLI::Option* o = command.get_option(option);
   if (applies || o->count() == 0) return;
   std::string value;
-  for (const std::string& r : o->results()) value += (value.empty() ? "" : ",") + r;
-  if (o->get_type_size() == 0) value = "(given)";  // a flag: no value of its own
+  for (const std::string& r : o->results()) value += (value.empty() ? "" : ",") + r;  // a flag's is "true"
   throw sim::ConfigError(option, value, "no " + option + " " + context);
 }
 

@@ -117,7 +117,8 @@ def timeline(trace, ranks=None, max_ranks=8, ax=None):
         ax.broken_barh([(e["ts"] / 1e3, e["dur"] / 1e3) for e in spans], (y - 0.4, 0.8), facecolors=colours)
     ax.set_yticks(range(len(rows)), [f"rank {pid} {names.get((pid, tid), _stream(tid))}" for pid, tid in rows])
     names = {"F": "forward", "B": "backward", "data": "data loading"}
-    ax.legend(handles=[Patch(color=_COLOURS.get(k, "tab:gray"), label=names.get(k, k)) for k in sorted(used)],
+    order = [k for k in _COLOURS if k in used] + sorted(used - set(_COLOURS))
+    ax.legend(handles=[Patch(color=_COLOURS.get(k, "tab:gray"), label=names.get(k, k)) for k in order],
               loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     ax.set_xlabel("time (ms)")
     ax.set_title(f"iteration timeline of ranks {', '.join(map(str, chosen))}")

@@ -95,21 +95,22 @@ TEST(CliOptions, ReportJsonCarriesItsProvenance) {
   const std::size_t at = r.output.find("\"provenance\": {");
   ASSERT_NE(at, std::string::npos) << r.output;
   const std::string provenance = r.output.substr(at);
+  // The file's [calibration] file, found next to it.
+  const std::string calibration = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/calibration/a100_public.toml";
   for (const std::string& field :
-       {"\"scenario_file\": \"" + file + "\"", std::string("\"seed\": 7,"), std::string("\"backend\": \"sim\""),
-        std::string("\"calibration_file\": null"), std::string("\"megasim_version\": \"0.1.0\""),
+       {"\"scenario_file\": \"" + file + "\"", std::string("\"scenario_name\": \"korthikanti_22b\""),
+        std::string("\"seed\": 7,"), std::string("\"backend\": \"sim\""),
+        "\"calibration_file\": \"" + calibration + "\"", std::string("\"megasim_version\": \"0.1.0\""),
         std::string("\"megasim_commit\": \"")}) {
     EXPECT_NE(provenance.find(field), std::string::npos) << field << "\n" << provenance;
   }
   EXPECT_EQ(provenance.find("\"megasim_commit\": \"\""), std::string::npos);
   EXPECT_EQ(r.output, run("run " + file + " --seed 7 --json").output);
-  // The built-in defaults were not read from a file; a calibration file is named as resolved.
-  const Result defaults =
-      run(std::string("run ") + kPlan + " --gpus 8 --json --set calibration.file=" + MEGASIM_SOURCE_DIR +
-          "/scenarios/calibration/a100_public.toml");
+  // The built-in defaults: read from no file, and the public calibration defaults.
+  const Result defaults = run(std::string("run ") + kPlan + " --gpus 8 --json");
   ASSERT_EQ(defaults.exit_code, 0) << defaults.output;
   EXPECT_NE(defaults.output.find("\"scenario_file\": null"), std::string::npos) << defaults.output;
-  EXPECT_NE(defaults.output.find("a100_public.toml\""), std::string::npos) << defaults.output;
+  EXPECT_NE(defaults.output.find("\"calibration_file\": null"), std::string::npos) << defaults.output;
   const Result version = run("--version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_EQ(version.output.rfind("megasim 0.1.0 (commit ", 0), 0u) << version.output;
