@@ -177,9 +177,8 @@ TEST(PerfettoTrace, OverlappingTransfersGetLanesAndSendsFlowToTheirRecvs) {
                            p2p(TaskKind::kPpSend, TaskCategory::kPipelineBackward, 1, -1, 5),
                            p2p(TaskKind::kPpRecv, TaskCategory::kPipelineForward, 1, -1, 1)}};
   const models::Workload w = testing::workload(1, 2, 1, 2, {s0, s1});
-  const auto t = testing::trace({testing::unit(0, 0, {0}, {{1, 3}, {2, 4}, {3, 5}}),
-                                 testing::unit(1, 0, {1}, {{1, 3}, {2, 4}, {3, 5}})},
-                                5);
+  const auto t = testing::trace(
+      {testing::unit(0, 0, {0}, {{1, 3}, {2, 4}, {3, 5}}), testing::unit(1, 0, {1}, {{1, 3}, {2, 4}, {3, 5}})}, 5);
   const std::string json = perfetto_trace_json(w, t);
   EXPECT_TRUE(testing::balanced_json(json));
   EXPECT_NE(json.find("{\"pid\":0,\"tid\":6,\"ph\":\"M\",\"name\":\"thread_name\",\"args\":{\"name\":\"pp 2\"}}"),
