@@ -11,7 +11,7 @@ threads can run them side by side. Plots are in megasim.plot (matplotlib).
 import json
 import os
 
-from ._megasim import Scenario, __version__  # noqa: F401
+from ._megasim import Scenario, __commit__, __version__  # noqa: F401
 from . import _megasim
 from .reports import CampaignReport, JsonReport, RunReport, WhatIfReport, reports_frame  # noqa: F401
 from .sweeps import sweep  # noqa: F401

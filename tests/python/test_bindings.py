@@ -89,6 +89,7 @@ def test_run_report_carries_its_provenance():
     assert provenance["scenario_name"] == scenario.get("simulation.name") == "campaign-small"
     assert provenance["seed"] == scenario.get("simulation.seed")
     assert provenance["backend"] == "sim" and provenance["calibration_file"] is None
-    assert provenance["megasim_version"] == megasim.__version__ and provenance["megasim_commit"]
+    assert provenance["megasim_version"] == megasim.__version__
+    assert provenance["megasim_commit"] == megasim.__commit__ != ""
     from_dict = megasim.Scenario.from_dict(scenario.to_dict())
     assert megasim.run(from_dict)["provenance"]["scenario_file"] is None
