@@ -41,6 +41,15 @@ scenarios::SweepOptions sweep_options(const SweepCommandOptions& o) {
     out.vary.push_back(scenarios::parse_sweep_axis("cluster.gpus=" + list));
   }
   for (const std::string& spec : o.vary) out.vary.push_back(scenarios::parse_sweep_axis(spec));
+  // A --set of a swept key would be overridden at every point of the sweep.
+  for (const scenarios::SweepAxis& axis : out.vary) {
+    for (const std::string& assignment : o.scenario.overrides) {
+      if (!assignment.starts_with(axis.key + "=")) continue;
+      throw sim::ConfigError("--set", assignment,
+                             "no --set of a swept key (" + axis.key + " takes the values of " +
+                                 (axis.key == "cluster.gpus" && !o.gpus.empty() ? "--gpus" : "--vary") + ")");
+    }
+  }
   return out;
 }
 

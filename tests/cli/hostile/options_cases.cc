@@ -69,6 +69,14 @@ const bool registered = megasim::hostile::register_cases({
                 .args = "sweep --set cluster.gpus=8 --set model.num_layers=4 --set plan.global_batch_size=8 --full "
                         "--confirm-top 3",
                 .output_has = {"--confirm-top = 3", "with --full"}},
+    // sweep: a --set of a swept key, overridden at every point.
+    HostileCase{.name = "sweep_set_of_a_swept_key",
+                .args = "sweep --set cluster.gpus=8 --set model.num_layers=4 --set plan.global_batch_size=8 --vary "
+                        "model.num_layers=2,4",
+                .output_has = {"--set = model.num_layers=4", "--vary"}},
+    HostileCase{.name = "sweep_set_cluster_gpus_with_gpus",
+                .args = "sweep --set cluster.gpus=8 --set model.num_layers=4 --set plan.global_batch_size=8 --gpus 16",
+                .output_has = {"--set = cluster.gpus=8", "--gpus"}},
     // validate and calibrate: cuda-only options with --backend cpu.
     HostileCase{.name = "validate_stage_with_the_cpu_backend",
                 .args = small("validate --backend cpu --stage 1"),
