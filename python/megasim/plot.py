@@ -62,11 +62,22 @@ def heat_map(report, value="slowdown", ax=None):
     return fig
 
 
-def _trace_dict(trace, ranks):
+def _spread(stages, count):
+    """At most `count` of `stages` (sorted), evenly from the first to the last."""
+    if len(stages) <= count:
+        return stages
+    step = (len(stages) - 1) / max(1, count - 1)
+    return sorted({stages[round(i * step)] for i in range(count)})
+
+
+def _trace_dict(trace, ranks, max_ranks):
     from .reports import RunReport
 
     if isinstance(trace, RunReport):
-        return trace.trace_events(ranks=ranks, max_ranks=len(ranks) if ranks else 16)
+        if not ranks:  # TP rank 0 of replica 0 of the spread stages (rank order tp-dp-pp)
+            plan = trace.plan
+            ranks = [s * plan["tp"] * plan["dp"] for s in _spread(list(range(plan["pp"])), max_ranks)]
+        return trace.trace_events(ranks=ranks)
     if isinstance(trace, (str, os.PathLike)):
         with open(trace) as f:
             return json.load(f)
@@ -87,11 +98,7 @@ def _default_ranks(trace, events, max_ranks):
             by_stage.setdefault(unit["stage"], []).append((unit["replica"], min(unit["ranks"])))
     if not by_stage:
         return sorted({e["pid"] for e in events})[:max_ranks]
-    stages = sorted(by_stage)
-    if len(stages) > max_ranks:
-        step = (len(stages) - 1) / max(1, max_ranks - 1)
-        stages = sorted({stages[round(i * step)] for i in range(max_ranks)})
-    return sorted(min(by_stage[s])[1] for s in stages)
+    return sorted(min(by_stage[s])[1] for s in _spread(sorted(by_stage), max_ranks))
 
 
 def timeline(trace, ranks=None, max_ranks=8, ax=None):
@@ -99,7 +106,7 @@ def timeline(trace, ranks=None, max_ranks=8, ax=None):
     spread from the first to the last), one row per rank and thread (compute, tp, pp, dp, and a
     stream's further lanes where its transfers overlap: "pp 2"), time in ms. `trace`: a RunReport,
     a Perfetto trace dict or the path of a trace.json megasim wrote."""
-    data = _trace_dict(trace, ranks)
+    data = _trace_dict(trace, ranks, max_ranks)
     events = [e for e in data["traceEvents"] if e.get("ph") == "X"]
     chosen = sorted(set(ranks)) if ranks else _default_ranks(data, events, max_ranks)
     if not chosen:

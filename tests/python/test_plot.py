@@ -50,6 +50,16 @@ def test_timeline_by_default_shows_one_rank_per_stage(small_report):
     assert ranks == {stage * plan["tp"] * plan["dp"] for stage in range(plan["pp"])}
 
 
+def test_timeline_spreads_its_default_ranks_from_the_first_stage_to_the_last():
+    # 12 stages of two ranks each (the trace's "megasim" units), at most 4 rows of ranks: stages 0,
+    # 4, 7 and 11 (evenly spaced, rounded), the lowest rank of each.
+    units = [{"ranks": [2 * s, 2 * s + 1], "stage": s, "replica": 0} for s in range(12)]
+    events = [{"ph": "X", "pid": r, "tid": 0, "name": "F mb0", "ts": 0, "dur": 1} for r in range(24)]
+    fig = megasim.plot.timeline({"traceEvents": events, "megasim": {"units": units}}, max_ranks=4)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert sorted(int(label.split()[1]) for label in labels) == [0, 8, 14, 22]
+
+
 def _pixels(fig):
     import numpy
 
