@@ -140,7 +140,8 @@ void init_scenario(py::module_& m) {
       .def(py::pickle(&to_dict, [](const py::dict& d) { return from_dict(d); }));
   m.def("load", &scenarios::load_scenario_file, py::arg("path"),
         "Loads a scenario TOML file (a regular file of at most 64 MiB: scenarios/input_file.h)");
-  m.def("keys", &scenarios::describe_keys, "The table of every scenario key");
+  m.def("_keys_json", &scenarios::keys_json, "The table of every scenario key as `megasim keys --json`");
+  m.def("_keys_text", &scenarios::describe_keys, "The table of every scenario key as `megasim keys` prints it");
 }
 
 }  // namespace megasim::bindings

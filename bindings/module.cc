@@ -1,6 +1,9 @@
 #include <pybind11/pybind11.h>
 
+#include <string>
+
 #include "bindings/init.h"
+#include "scenarios/build_info.h"
 #include "sim/error.h"
 
 PYBIND11_MODULE(_megasim, m) {
@@ -18,5 +21,6 @@ PYBIND11_MODULE(_megasim, m) {
   megasim::bindings::init_run(m);
   megasim::bindings::init_sweep(m);
   megasim::bindings::init_files(m);
-  m.attr("__version__") = "0.1.0";
+  m.attr("__version__") = std::string(megasim::scenarios::megasim_version());
+  m.attr("__commit__") = std::string(megasim::scenarios::megasim_commit());
 }

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
+#include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "models/gpu_spec.h"
 #include "models/memory.h"
@@ -112,7 +113,11 @@ Action register_calibrate(CLI::App& app) {
                   "cuda: the largest collective size measured over NCCL (default 1GiB; from 8KiB by x4)");
   cmd->add_flag("--json", o->json, "print one JSON object");
   return [cmd, o] {
-    if (cmd->parsed()) run_calibrate(*o);
+    if (!cmd->parsed()) return;
+    const std::string cpu = "with --backend cpu (it is for the GPU and NCCL measurements of --backend cuda)";
+    refuse_inert(*cmd, "--gpu", o->backend != "cpu", cpu);
+    refuse_inert(*cmd, "--nccl-max-bytes", o->backend != "cpu", cpu);
+    run_calibrate(*o);
   };
 }
 

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "scenarios/campaign_report.h"
 #include "scenarios/campaign_study.h"
@@ -30,20 +31,25 @@ Action register_campaign(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "campaign", "simulate a whole training run with failures, recovery and checkpoints: ETTR and lost time");
   add_scenario_options(*cmd, o->scenario);
+  add_gpus_option(*cmd, o->scenario);
   cmd->add_option("--days", o->campaign.days, "wall-clock days of training simulated")->capture_default_str();
   cmd->add_option("--seeds", o->campaign.seeds, "independent campaigns (ETTR mean and spread over them)")
       ->capture_default_str();
   cmd->add_flag("--sweep-checkpoint-interval", o->campaign.sweep,
                 "also run every seed at a grid of checkpoint intervals around Daly's optimum");
-  cmd->add_option("--intervals", o->campaign.sweep_intervals_s, "the sweep's intervals in seconds instead of the grid")
+  cmd->add_option("--intervals", o->campaign.sweep_intervals_s,
+                  "with --sweep-checkpoint-interval: the sweep's intervals in seconds instead of the grid")
       ->delimiter(',');
   cmd->add_option("--threads", o->campaign.threads,
                   "iteration simulations run at once (0: one per hardware thread; results do not change)")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object (with the whole timeline of seed 0)");
-  cmd->add_option("--timeline-lines", o->timeline_lines, "timeline entries in the text report")->capture_default_str();
+  cmd->add_option("--timeline-lines", o->timeline_lines, "timeline entries in the text report (not with --json)")
+      ->capture_default_str();
   return [cmd, o] {
-    if (cmd->parsed()) run_campaign(*o);
+    if (!cmd->parsed()) return;
+    refuse_inert(*cmd, "--timeline-lines", !o->json, "with --json (the JSON holds the whole timeline of seed 0)");
+    run_campaign(*o);
   };
 }
 

@@ -4,6 +4,7 @@
 
 #include "backend/sim/fabric.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "scenarios/collective_study.h"
 #include "scenarios/units.h"
@@ -69,9 +70,14 @@ Action register_collective(CLI::App& app) {
   cmd->add_option("--tp", o->tp, "tensor-parallel size for --group (plan.tensor_model_parallel_size)");
   cmd->add_option("--pp", o->pp, "pipeline-parallel size for --group (plan.pipeline_model_parallel_size)");
   cmd->add_flag("--json", o->json, "print one JSON object");
-  cmd->add_flag("--wall-time", o->wall_time, "include the host time spent simulating in the JSON");
+  cmd->add_flag("--wall-time", o->wall_time, "with --json: include the host time spent simulating");
   return [cmd, o] {
-    if (cmd->parsed()) run_collective(*o);
+    if (!cmd->parsed()) return;
+    refuse_inert(*cmd, "--wall-time", o->json, "without --json (only the JSON report has the host time)");
+    const std::string no_group = "without --group (a single collective over --gpus has no parallel plan)";
+    refuse_inert(*cmd, "--tp", o->group.has_value(), no_group);
+    refuse_inert(*cmd, "--pp", o->group.has_value(), no_group);
+    run_collective(*o);
   };
 }
 

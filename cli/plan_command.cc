@@ -10,13 +10,11 @@ namespace {
 
 struct PlanOptions {
   ScenarioOptions scenario;
-  std::optional<std::int64_t> gpus;
   bool json = false;
 };
 
 void run_plan(const PlanOptions& o) {
   scenarios::Scenario s = resolve_scenario(o.scenario);
-  if (o.gpus) s.cluster.gpus = *o.gpus;
   const scenarios::PlanReport report = scenarios::run_plan_study(s);
   std::cout << (o.json ? scenarios::to_json(report) : scenarios::to_text(report));
   if (!report.fits) std::cerr << "megasim: warning: the plan does not fit in GPU memory\n";
@@ -29,7 +27,7 @@ Action register_plan(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("plan", "resolve and check the parallel plan: sizes, memory per GPU per stage, FLOPs");
   add_scenario_options(*cmd, o->scenario);
-  cmd->add_option("--gpus", o->gpus, "cluster size in GPUs (same as --set cluster.gpus=N)");
+  add_gpus_option(*cmd, o->scenario);
   cmd->add_flag("--json", o->json, "print one JSON object");
   return [cmd, o] {
     if (cmd->parsed()) run_plan(*o);

@@ -1,4 +1,5 @@
-// `megasim run SCENARIO [--backend sim|cpu|cuda] [--iterations N] [--timeout S] [--out DIR] [--json]`:
+// `megasim run SCENARIO [--gpus N] [--backend sim|cpu|cuda] [--iterations N] [--timeout S] [--out DIR
+// [--trace-ranks R,... | --max-trace-ranks K]] [--json]`:
 // one training iteration simulated rank by rank (sim), or measured on a real backend (the median of
 // N after one warm-up: cpu, one MPI process per rank; cuda, one process per GPU), reported alike.
 #include <chrono>
@@ -8,6 +9,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
+#include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "models/memory.h"
 #include "models/plan.h"
@@ -39,6 +41,7 @@ struct RunOptions {
 
 // Prints the report and, with --out, writes report.json and trace.json (scenarios/run_outputs.h:
 // both or neither; the trace, GBs at 12,288 GPUs with --max-trace-ranks 0, streamed to its file).
+// An explicit --trace-ranks list is written whole.
 void emit(const RunOptions& o, const scenarios::Scenario& s, const models::Workload& workload,
           const backend::Trace& trace, const scenarios::IterationReport& report) {
   const std::string report_json = scenarios::to_json(report);
@@ -75,6 +78,7 @@ void report_measured(const RunOptions& o, const scenarios::Scenario& s, const Me
   const backend::Trace& median = traces[scenarios::median_iteration(traces)];
   scenarios::IterationReport report = scenarios::summarize(run.workload, median, run.device);
   report.memory = run.memory;
+  report.provenance = scenarios::provenance_of(s, median.backend);
   emit(o, s, run.workload, median, report);
 }
 
@@ -113,6 +117,20 @@ void run_on_cuda([[maybe_unused]] const RunOptions& o, [[maybe_unused]] const sc
 #endif
 }
 
+// Options that do nothing in this run's context are refused (cli/option_checks.h).
+void check_context(const CLI::App& cmd, const RunOptions& o) {
+  const bool real = o.backend != "sim";
+  const std::string measured = "with --backend sim (the simulator computes one deterministic iteration; " +
+                               std::string("this option is for the measured runs of --backend cpu|cuda)");
+  refuse_inert(cmd, "--iterations", real, measured);
+  refuse_inert(cmd, "--timeout", real, measured);
+  const std::string no_out = "without --out DIR (it selects what trace.json, written only with --out, holds)";
+  refuse_inert(cmd, "--trace-ranks", !o.out_dir.empty(), no_out);
+  refuse_inert(cmd, "--max-trace-ranks", !o.out_dir.empty(), no_out);
+  refuse_inert(cmd, "--max-trace-ranks", o.trace_ranks.empty(),
+               "with --trace-ranks (an explicit list is written whole; the limit applies to the default selection)");
+}
+
 void run_run(const RunOptions& o) {
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   // Before the iteration runs, not after: an --out that cannot take the files is refused at once.
@@ -140,6 +158,7 @@ Action register_run(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run", "simulate one training iteration of the scenario rank by rank (or run it for real: --backend cpu|cuda)");
   add_scenario_options(*cmd, o->scenario);
+  add_gpus_option(*cmd, o->scenario);
   cmd->add_option("--backend", o->backend,
                   "sim (simulate), cpu (run for real, one MPI process per rank) or cuda (run for real, one "
                   "process per GPU)")
@@ -150,12 +169,16 @@ Action register_run(CLI::App& app) {
   cmd->add_option("--out", o->out_dir, "write report.json and trace.json (Perfetto) into DIR");
   cmd->add_flag("--json", o->json, "print the report as JSON");
   cmd->add_option("--trace-ranks", o->trace_ranks,
-                  "ranks written to trace.json (default: TP rank 0 of every stage, replica by replica)")
+                  "with --out: exactly these ranks in trace.json (default: --max-trace-ranks of TP rank 0 of every "
+                  "stage, replica by replica)")
       ->delimiter(',');
-  cmd->add_option("--max-trace-ranks", o->max_trace_ranks, "at most this many ranks in trace.json (0: all)")
+  cmd->add_option("--max-trace-ranks", o->max_trace_ranks,
+                  "with --out: at most this many ranks in trace.json's default selection (0: all)")
       ->capture_default_str();
   return [cmd, o] {
-    if (cmd->parsed()) run_run(*o);
+    if (!cmd->parsed()) return;
+    check_context(*cmd, *o);
+    run_run(*o);
   };
 }
 

@@ -12,11 +12,33 @@ void add_scenario_options(CLI::App& command, ScenarioOptions& options) {
   command.add_option("--seed", options.seed, "master random seed (same as --set simulation.seed=N)");
 }
 
+void add_gpus_option(CLI::App& command, ScenarioOptions& options) {
+  command.add_option("--gpus", options.gpus, "cluster size in GPUs (same as --set cluster.gpus=N)");
+}
+
+namespace {
+
+// Applies `--option value` as `--set key=value`; refuses it next to a --set of the same key, which
+// one of the two would silently override.
+void apply_shorthand(scenarios::Scenario& scenario, const ScenarioOptions& options, const std::string& option,
+                     const std::string& key, std::int64_t value) {
+  for (const std::string& assignment : options.overrides) {
+    if (assignment.starts_with(key + "=")) {
+      throw sim::ConfigError(option, std::to_string(value),
+                             "no " + option + " with --set " + assignment + " (both set " + key + ": give one)");
+    }
+  }
+  scenarios::apply_override(scenario, key + "=" + std::to_string(value));
+}
+
+}  // namespace
+
 scenarios::Scenario resolve_scenario(const ScenarioOptions& options) {
   scenarios::Scenario scenario;
   if (!options.file.empty()) scenario = scenarios::load_scenario_file(options.file);
   scenarios::apply_overrides(scenario, options.overrides);
-  if (options.seed) scenarios::apply_override(scenario, "simulation.seed=" + std::to_string(*options.seed));
+  if (options.gpus) apply_shorthand(scenario, options, "--gpus", "cluster.gpus", *options.gpus);
+  if (options.seed) apply_shorthand(scenario, options, "--seed", "simulation.seed", *options.seed);
   return scenario;
 }
 

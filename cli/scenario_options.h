@@ -1,5 +1,7 @@
 // Options every scenario-driven command shares: an optional scenario file, `--set section.key=value`
-// overrides and `--seed`. Resolution order: defaults, then the file, then --set, then --seed.
+// overrides and `--seed`; and `--gpus N` of the commands that simulate one cluster size (plan, topo,
+// run, campaign). Resolution order: defaults, then the file, then --set, then --gpus and --seed
+// (each the same as its --set; giving both for one key is refused).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,10 +21,14 @@ struct ScenarioOptions {
   std::string file;
   std::vector<std::string> overrides;
   std::optional<std::int64_t> seed;
+  std::optional<std::int64_t> gpus;
 };
 
 void add_scenario_options(CLI::App& command, ScenarioOptions& options);
-// Builds the scenario; does not validate (commands may still override keys).
+// `--gpus N`: the cluster size, as --set cluster.gpus=N.
+void add_gpus_option(CLI::App& command, ScenarioOptions& options);
+// Builds the scenario; does not validate (commands may still override keys). Throws
+// sim::ConfigError for --gpus or --seed given together with a --set of the same key.
 scenarios::Scenario resolve_scenario(const ScenarioOptions& options);
 
 // `--timeout S` of the commands that run on a real backend: seconds a rank may wait without progress

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/progress_bar.h"
 #include "cli/scenario_options.h"
 #include "scenarios/output_files.h"
@@ -40,6 +41,15 @@ scenarios::SweepOptions sweep_options(const SweepCommandOptions& o) {
     out.vary.push_back(scenarios::parse_sweep_axis("cluster.gpus=" + list));
   }
   for (const std::string& spec : o.vary) out.vary.push_back(scenarios::parse_sweep_axis(spec));
+  // A --set of a swept key would be overridden at every point of the sweep.
+  for (const scenarios::SweepAxis& axis : out.vary) {
+    for (const std::string& assignment : o.scenario.overrides) {
+      if (!assignment.starts_with(axis.key + "=")) continue;
+      throw sim::ConfigError("--set", assignment,
+                             "no --set of a swept key (" + axis.key + " takes the values of " +
+                                 (axis.key == "cluster.gpus" && !o.gpus.empty() ? "--gpus" : "--vary") + ")");
+    }
+  }
   return out;
 }
 
@@ -96,7 +106,9 @@ Action register_sweep(CLI::App& app) {
                   "largest micro-batch size tried (powers of two from 1; 0: up to the global batch)")
       ->capture_default_str();
   return [cmd, o] {
-    if (cmd->parsed()) run_sweep(*o);
+    if (!cmd->parsed()) return;
+    refuse_inert(*cmd, "--confirm-top", !o->full, "with --full (every plan is simulated in full: none to confirm)");
+    run_sweep(*o);
   };
 }
 

@@ -16,7 +16,6 @@ namespace {
 
 struct TopoOptions {
   ScenarioOptions scenario;
-  std::optional<std::int64_t> gpus;
   bool json = false;
   std::string graph_json;
   std::string graph_dot;
@@ -24,7 +23,6 @@ struct TopoOptions {
 
 void run_topo(const TopoOptions& o) {
   scenarios::Scenario s = resolve_scenario(o.scenario);
-  if (o.gpus) s.cluster.gpus = *o.gpus;
   scenarios::validate(s);
   // Before the cluster is built: a path that cannot take its file is refused at once.
   if (!o.graph_json.empty()) static_cast<void>(scenarios::checked_output_file(o.graph_json, "--write-json"));
@@ -51,7 +49,7 @@ Action register_topo(CLI::App& app) {
   auto options = std::make_shared<TopoOptions>();
   CLI::App* cmd = app.add_subcommand("topo", "build the cluster fabric and print what was built");
   add_scenario_options(*cmd, options->scenario);
-  cmd->add_option("--gpus", options->gpus, "cluster size in GPUs (same as --set cluster.gpus=N)");
+  add_gpus_option(*cmd, options->scenario);
   cmd->add_flag("--json", options->json, "print the summary as JSON");
   cmd->add_option("--write-json", options->graph_json, "write the whole graph (nodes and links) as JSON to FILE");
   cmd->add_option("--write-dot", options->graph_dot, "write the graph as GraphViz dot to FILE (small clusters)");

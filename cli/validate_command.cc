@@ -15,6 +15,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
+#include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "models/plan.h"
 #include "scenarios/device.h"
@@ -158,7 +159,11 @@ Action register_validate(CLI::App& app) {
   cmd->add_option("--out", o->out_dir, "write validation.json, measured_trace.json and predicted_trace.json into DIR");
   return [cmd, o] {
     if (!cmd->parsed()) return;
-    o->shard = cmd->get_option("--stage")->count() > 0;
+    o->shard = given(*cmd, "--stage");
+    refuse_inert(*cmd, "--stage", o->backend != "cpu",
+                 "with --backend cpu (shard mode measures one rank's compute on this machine's GPU: --backend cuda)");
+    refuse_inert(*cmd, "--timeout", !o->shard,
+                 "with --stage (shard mode runs one process, which waits on no other rank)");
     run_validate(*o);
   };
 }

@@ -6,6 +6,7 @@
 #include "scenarios/campaign_study.h"    // IWYU pragma: export
 #include "scenarios/collective_study.h"  // IWYU pragma: export
 #include "scenarios/keys.h"              // IWYU pragma: export
+#include "scenarios/keys_json.h"         // IWYU pragma: export
 #include "scenarios/loader.h"            // IWYU pragma: export
 #include "scenarios/perfetto_trace.h"    // IWYU pragma: export
 #include "scenarios/plan_study.h"        // IWYU pragma: export

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scenarios/json_writer.h"
+#include "scenarios/plural.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -127,12 +128,13 @@ std::string to_json(const CampaignReport& r) {
 
 std::string to_text(const CampaignReport& r, std::size_t timeline_lines) {
   const double wall = r.days * 86400;
-  std::string out = fmt::format("campaign: {}, {} GPUs, {} days x {} seeds\n", r.name, r.gpus, r.days, r.seeds);
+  std::string out = fmt::format("campaign: {}, {}, {} x {}\n", r.name, counted(r.gpus, "GPU"), counted(r.days, "day"),
+                                counted(r.seeds, "seed"));
   out += fmt::format(
-      "iteration: {:.3f} s healthy; checkpoint every {} s ({} iterations), save {} s blocking, "
+      "iteration: {:.3f} s healthy; checkpoint every {} s ({}), save {} s blocking, "
       "upload {} s, load {} s\n",
-      r.iteration_time_s, r.checkpoint.interval_s, r.iterations_per_checkpoint, r.checkpoint.save_blocking_s,
-      r.checkpoint.upload_s, r.checkpoint.load_s);
+      r.iteration_time_s, r.checkpoint.interval_s, counted(r.iterations_per_checkpoint, "iteration"),
+      r.checkpoint.save_blocking_s, r.checkpoint.upload_s, r.checkpoint.load_s);
   out += fmt::format("ETTR: {:.4f} mean, {:.4f} p5, {:.4f} p95\n", r.ettr.mean, r.ettr.p5, r.ettr.p95);
   out += "lost time per seed (mean):\n";
   for (std::size_t c = 0; c < kLostCauseCount; ++c) {
@@ -175,8 +177,8 @@ std::string to_text(const CampaignReport& r, std::size_t timeline_lines) {
     if (e.kind != "checkpoint_saved" && e.kind != "checkpoint_valid") events.push_back(&e);
   }
   const std::size_t shown = std::min(timeline_lines, events.size());
-  out += fmt::format("timeline of seed 0 (first {} of {} events besides checkpoints; all with --json):\n", shown,
-                     events.size());
+  out += fmt::format("timeline of seed 0 (first {} of {} besides checkpoints; all with --json):\n", shown,
+                     counted(events.size(), "event"));
   for (std::size_t i = 0; i < shown; ++i) {
     const TimelineEvent& e = *events[i];
     out += fmt::format("  {:>12.1f} s  {:<20} {:<14} {:.6g}\n", e.time_s, e.kind, e.what, e.value);

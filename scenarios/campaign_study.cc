@@ -41,6 +41,12 @@ void check_options(const CampaignOptions& o) {
     throw sim::ConfigError("--intervals", fmt::format("{}", o.sweep_intervals_s[*k]),
                            "each interval at most once (it is listed twice)");
   }
+  // The intervals are those of the sweep: without it they would be ignored.
+  if (!o.sweep && !o.sweep_intervals_s.empty()) {
+    throw sim::ConfigError("--intervals", fmt::format("{}", fmt::join(o.sweep_intervals_s, ",")),
+                           "no --intervals without --sweep-checkpoint-interval (they are the sweep's intervals; "
+                           "the campaign itself checkpoints every checkpoint.interval_s)");
+  }
 }
 
 // The probability that a flap of the configured durations outlasts `seconds`.

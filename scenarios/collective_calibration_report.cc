@@ -6,6 +6,7 @@
 
 #include "scenarios/collective_calibration.h"
 #include "scenarios/json_writer.h"
+#include "scenarios/plural.h"
 #include "scenarios/units.h"
 
 namespace megasim::scenarios {
@@ -49,9 +50,10 @@ std::string microseconds(const std::optional<sim::SimTime>& ns) {
 std::string to_calibration_toml(const CollectiveCalibration& c) {
   const LinkMeasurements& m = c.measured;
   std::string out = fmt::format(
-      "\n# Collectives measured over NCCL on {} GPUs ({} host(s), {} per host): all_reduce, all_gather and\n"
-      "# reduce_scatter from {}, {} timed calls per size, the slowest rank's time; busbw as in nccl-tests.\n",
-      m.ranks, m.hosts, m.ranks_per_host, sizes_text(c), m.repetitions);
+      "\n# Collectives measured over NCCL on {} ({}, {} per host): all_reduce, all_gather and\n"
+      "# reduce_scatter from {}, {} per size, the slowest rank's time; busbw as in nccl-tests.\n",
+      counted(m.ranks, "GPU"), counted(m.hosts, "host"), m.ranks_per_host, sizes_text(c),
+      counted(m.repetitions, "timed call"));
   if (c.intra_node_busbw_bytes_per_s) {
     out +=
         fmt::format("# intra-node: busbw {:.1f} GB/s at the largest size ({}) over NVLink's {:.1f} GB/s each way{}.\n",
@@ -92,8 +94,8 @@ std::string to_calibration_toml(const CollectiveCalibration& c) {
 
 std::string to_text(const CollectiveCalibration& c) {
   const LinkMeasurements& m = c.measured;
-  std::string out =
-      fmt::format("collectives over NCCL: {} GPUs on {} host(s), {} per host\n", m.ranks, m.hosts, m.ranks_per_host);
+  std::string out = fmt::format("collectives over NCCL: {} on {}, {} per host\n", counted(m.ranks, "GPU"),
+                                counted(m.hosts, "host"), m.ranks_per_host);
   out += fmt::format("  {:<10} {:<15} {:>5} {:>10} {:>11} {:>11} {:>11}\n", "link", "op", "ranks", "size", "time (us)",
                      "algbw GB/s", "busbw GB/s");
   for (const LinkPoint& p : m.points) {

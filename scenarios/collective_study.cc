@@ -10,6 +10,7 @@
 #include "backend/sim/fabric.h"
 #include "models/parallel_groups.h"
 #include "scenarios/json_writer.h"
+#include "scenarios/plural.h"
 #include "scenarios/units.h"
 #include "sim/enum_names.h"
 #include "sim/error.h"
@@ -123,11 +124,11 @@ CollectiveReport run_collective_study(const Scenario& s, const CollectiveRequest
 }
 
 std::string to_text(const CollectiveReport& r) {
-  std::string out =
-      fmt::format("# megasim collective: {} {} over {} GPUs ({} routing)\n", r.op, r.algo, r.group_size, r.routing);
+  std::string out = fmt::format("# megasim collective: {} {} over {} ({} routing)\n", r.op, r.algo,
+                                counted(r.group_size, "GPU"), r.routing);
   if (r.groups > 1) {
-    out += fmt::format("# {} {} groups of {} ranks on {} GPUs, run at once; the slowest group is reported\n", r.groups,
-                       r.scope, r.group_size, r.cluster_gpus);
+    out += fmt::format("# {} {} groups of {} on {}, run at once; the slowest group is reported\n", r.groups, r.scope,
+                       counted(r.group_size, "rank"), counted(r.cluster_gpus, "GPU"));
   }
   out += fmt::format("# {:>14} {:>12} {:>8} {:>14} {:>12} {:>12}\n", "size(B)", "size", "gpus", "time(us)",
                      "algbw(GB/s)", "busbw(GB/s)");
@@ -137,8 +138,8 @@ std::string to_text(const CollectiveReport& r) {
     out += fmt::format("# slowest group {}; fastest {:.2f} us, mean {:.2f} us\n", r.slowest_group,
                        r.fastest.time_s * 1e6, r.mean_time_s * 1e6);
   }
-  out += fmt::format("# simulated {} flows, {} rate recomputations in {:.3f} s\n", r.flows, r.rate_recomputations,
-                     r.wall_time_s);
+  out += fmt::format("# simulated {}, {} in {:.3f} s\n", counted(r.flows, "flow"),
+                     counted(r.rate_recomputations, "rate recomputation"), r.wall_time_s);
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include "scenarios/cpu_calibration.h"
 #include "scenarios/json_writer.h"
+#include "scenarios/plural.h"
 
 namespace megasim::scenarios {
 namespace {
@@ -15,11 +16,11 @@ std::string inter_node_lines(const CpuCalibrationReport& r) {
     return "# inter_node_gbytes_per_s: not measured (the job ran on one host; the cluster keeps its NIC speed)\n";
   }
   return fmt::format(
-      "# {} hosts x {} ranks. Inter-node = the bus bandwidth of the plan's collectives over one rank per host\n"
+      "# {} x {}. Inter-node = the bus bandwidth of the plan's collectives over one rank per host\n"
       "# ({} of them measured; none: point-to-point). Point-to-point between hosts: {:.2f} GB/s, {:.2f} us.{}\n"
       "inter_node_gbytes_per_s = {:.6g}\n",
-      r.links.hosts, r.links.ranks_per_host, r.inter_node.size(), r.links.inter_p2p_bytes_per_s / 1e9,
-      r.links.inter_p2p_latency_s * 1e6,
+      counted(r.links.hosts, "host"), counted(r.links.ranks_per_host, "rank"), r.inter_node.size(),
+      r.links.inter_p2p_bytes_per_s / 1e9, r.links.inter_p2p_latency_s * 1e6,
       r.links.ranks_per_host < 2 ? " One rank per host: intra-node = inter-node." : "", r.inter_node_bytes_per_s / 1e9);
 }
 
@@ -101,8 +102,8 @@ std::string to_calibration_toml(const CpuCalibrationReport& r) {
 }
 
 std::string to_text(const CpuCalibrationReport& r) {
-  std::string out = fmt::format("calibration of the cpu backend on {} ({} ranks), ops of '{}'\n", r.device.name,
-                                r.links.ranks, r.scenario);
+  std::string out = fmt::format("calibration of the cpu backend on {} ({}), ops of '{}'\n", r.device.name,
+                                counted(r.links.ranks, "rank"), r.scenario);
   out += fmt::format("{:>6} {:>6} {:>6} {:>6} {:>7} {:>11} {:>9}\n", "m", "n", "k", "batch", "calls", "time (ms)",
                      "GFLOP/s");
   for (const CpuOpMeasurement& m : r.products) {

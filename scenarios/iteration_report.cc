@@ -8,6 +8,7 @@
 
 #include "models/flops.h"
 #include "scenarios/json_writer.h"
+#include "scenarios/plural.h"
 #include "scenarios/report_json.h"
 #include "sim/error.h"
 
@@ -118,8 +119,9 @@ std::string to_text(const IterationReport& r) {
   const models::ResolvedPlan& p = r.plan;
   std::string out = fmt::format("iteration: {:.4f} s ({}), {:.0f} tokens/s, MFU {:.1f}%, HFU {:.1f}% on {}\n",
                                 r.iteration_time_s, r.backend, r.tokens_per_s, 100 * r.mfu, 100 * r.hfu, r.gpu);
-  out += fmt::format("plan: {} GPUs = TP {} x PP {} x DP {}, {} virtual stages; {} micro-batches of {}\n", p.world_size,
-                     p.tp, p.pp, p.dp, p.virtual_stages, p.num_microbatches, p.plan.micro_batch_size);
+  out += fmt::format("plan: {} = TP {} x PP {} x DP {}, {}; {} of {}\n", counted(p.world_size, "GPU"), p.tp, p.pp, p.dp,
+                     counted(p.virtual_stages, "virtual stage"),
+                     counted(p.num_microbatches, "micro-batch", "micro-batches"), p.plan.micro_batch_size);
   out += fmt::format("  {:<12} {:>10} {:>10}   (critical: stage {}, replica {})\n", "seconds", "mean", "critical",
                      r.critical_stage, r.critical_replica);
   const std::array<std::pair<const char*, double RankBreakdown::*>, 7> rows{
@@ -144,7 +146,8 @@ std::string to_text(const IterationReport& r) {
                        cell % r.heat_map.pp, cell / r.heat_map.pp);
   }
   if (!r.critical_path.empty()) {
-    out += fmt::format("critical path: {} segments, last: {}\n", r.critical_path.size(), r.critical_path.back());
+    out += fmt::format("critical path: {}, last: {}\n", counted(r.critical_path.size(), "segment"),
+                       r.critical_path.back());
   }
   if (r.stragglers) out += to_text(*r.stragglers);
   return out;
@@ -182,6 +185,10 @@ std::string to_json(const IterationReport& r) {
   if (r.stragglers) {
     w.key("stragglers");
     write_json(w, *r.stragglers);
+  }
+  if (r.provenance) {
+    w.key("provenance");
+    write_provenance_json(w, *r.provenance);
   }
   w.end_object();
   return w.str() + "\n";

@@ -47,6 +47,7 @@
 #include "models/memory.h"
 #include "models/plan.h"
 #include "models/workload.h"
+#include "scenarios/provenance.h"
 #include "scenarios/straggler_report.h"
 #include "sim/time.h"
 
@@ -96,6 +97,8 @@ struct IterationReport {
   std::vector<std::string> critical_path;
   // The straggler analysis (straggler_report.h); only when the scenario has active stragglers.
   std::optional<StragglerReport> stragglers;
+  // Where the report came from (provenance.h); not computed by summarize(): the study fills it.
+  std::optional<Provenance> provenance;
 };
 
 // A task of one unit: Trace::units[unit].records[task].
@@ -145,7 +148,7 @@ std::string to_text(const IterationReport& report);
 // {mean, critical, critical_stage, critical_replica} (seconds per category), memory (bytes per GPU:
 // peak_stage, peak, stages; only when present), plan {tp, pp, dp, vpp, micro_batch_size,
 // num_microbatches, global_batch_size, world_size}, heat_map {dp, pp, compute_s, slowdown},
-// critical_path, and stragglers (straggler_report.h) when present.
+// critical_path, stragglers (straggler_report.h) and provenance (provenance.h) when present.
 std::string to_json(const IterationReport& report);
 
 }  // namespace megasim::scenarios

@@ -105,6 +105,7 @@ Scenario load_scenario_text(std::string_view toml_text, std::string_view source)
 
 Scenario load_scenario_file(const std::string& path) {
   Scenario scenario = load_scenario_text(read_input_file(path, "scenario", "a readable TOML file"), path);
+  scenario.source_file = path;
   // A calibration file named in a scenario file is found next to it, wherever the run starts.
   const std::filesystem::path calibration(scenario.calibration_file);
   if (!scenario.calibration_file.empty() && calibration.is_relative()) {

@@ -18,7 +18,7 @@ namespace {
 constexpr double kBytesPerGpu = 8 * 1024;
 constexpr double kBytesPerTaskRecord = 64;
 constexpr double kBaseBytes = 64.0 * 1024 * 1024;
-constexpr double kGiB = 1024.0 * 1024 * 1024;
+constexpr double kGB = 1e9;  // memory in reports is in decimal GB, as HBM capacities (gpus.csv)
 
 // A field of /proc/self/status or /proc/meminfo in bytes ("Name:   1234 kB"); -1 when absent.
 double proc_field_bytes(const char* file, const std::string& name) {
@@ -75,10 +75,10 @@ void require_memory_for(const SimulationFootprint& f, int simulations) {
       simulations > 1 ? fmt::format("{} concurrent simulations of", simulations) : "a simulation of";
   throw sim::ConfigError(
       "cluster.gpus", std::to_string(f.gpus),
-      fmt::format("a cluster this machine can simulate: {} {} GPUs ({} task records) need{} about {:.1f} GiB, and "
-                  "{:.1f} GiB is available (about {:.1f} KB per GPU: at most about {} GPUs here)",
-                  what, f.gpus, f.task_records, simulations > 1 ? "" : "s", needed / kGiB, available / kGiB,
-                  per_gpu / 1024,
+      fmt::format("a cluster this machine can simulate: {} {} GPUs ({} task records) need{} about {:.1f} GB, and "
+                  "{:.1f} GB is available (about {:.1f} kB per GPU: at most about {} GPUs here)",
+                  what, f.gpus, f.task_records, simulations > 1 ? "" : "s", needed / kGB, available / kGB,
+                  per_gpu / 1e3,
                   static_cast<std::int64_t>(std::max(0.0, available / simulations - kBaseBytes) / per_gpu)));
 }
 

@@ -16,6 +16,8 @@
 #include "scenarios/iteration_report.h"
 #include "scenarios/json_writer.h"
 #include "scenarios/keys.h"
+#include "scenarios/perfetto_flows.h"
+#include "scenarios/perfetto_tracks.h"
 #include "sim/error.h"
 #include "sim/repeats.h"
 
@@ -23,9 +25,6 @@ namespace megasim::scenarios {
 namespace {
 
 using sim::SimTime;
-
-constexpr std::array<models::StreamKind, 4> kStreams{models::StreamKind::kCompute, models::StreamKind::kTp,
-                                                     models::StreamKind::kPp, models::StreamKind::kDp};
 
 double to_us(SimTime t) {
   return static_cast<double>(t) / 1e3;
@@ -45,12 +44,12 @@ std::int64_t tp_calls(const models::Workload& workload, const models::Task& task
 
 // An "X" event up to its open args object; finish_event closes it. The pid is written by the
 // caller, so a unit's events are built once for all of its ranks.
-JsonWriter begin_event(std::string_view name, std::string_view category, models::StreamKind stream, SimTime begin,
-                       SimTime end, std::int32_t stage, const models::Task& task) {
+JsonWriter begin_event(std::string_view name, std::string_view category, int tid, EventSpan span, std::int32_t stage,
+                       const models::Task& task) {
   JsonWriter w(0);
   w.begin_object();
-  w.field("tid", static_cast<int>(stream)).field("ph", "X").field("name", name).field("cat", category);
-  w.field("ts", to_us(begin)).field("dur", to_us(std::max<SimTime>(0, end - begin)));
+  w.field("tid", tid).field("ph", "X").field("name", name).field("cat", category);
+  w.field("ts", to_us(span.begin)).field("dur", to_us(span.end - span.begin));
   w.key("args").begin_object();
   w.field("stage", stage).field("microbatch", task.microbatch).field("chunk", task.chunk);
   return w;
@@ -64,7 +63,8 @@ std::string finish_event(JsonWriter& w, std::size_t task) {
   return w.str().substr(1);
 }
 
-std::vector<std::string> unit_events(const models::Workload& workload, const backend::TraceUnit& unit) {
+std::vector<std::string> unit_events(const models::Workload& workload, const backend::TraceUnit& unit,
+                                     const UnitTracks& tracks) {
   const models::StageProgram& program = workload.stages[static_cast<std::size_t>(unit.stage)];
   std::vector<std::string> events;
   for (std::size_t i = 0; i < program.tasks.size(); ++i) {
@@ -72,22 +72,36 @@ std::vector<std::string> unit_events(const models::Workload& workload, const bac
     const backend::TaskRecord& r = unit.records[i];
     const std::string name = task_name(t);
     const std::string_view category = models::to_string(t.category);
+    const EventSpan span = event_span(t, r);
+    JsonWriter w = begin_event(name, category, tracks.tid[i], span, unit.stage, t);
     if (t.kind == models::TaskKind::kCompute) {
-      JsonWriter w = begin_event(name, category, models::StreamKind::kCompute, r.start, r.end, unit.stage, t);
       w.field("tp_exposed_us", to_us(r.tp_exposed));
       events.push_back(finish_event(w, i));
       const std::int64_t calls = tp_calls(workload, t);
       if (calls == 0) continue;
-      JsonWriter tp = begin_event("tp " + name, category, models::StreamKind::kTp, r.start, r.end, unit.stage, t);
+      // The tp lane of the task's compute lane (perfetto_tracks.h).
+      const int tp_tid = tracks.tid[i] + static_cast<int>(models::StreamKind::kTp);
+      JsonWriter tp = begin_event("tp " + name, category, tp_tid, span, unit.stage, t);
       tp.field("calls", calls).field("exposed_us", to_us(r.tp_exposed));
       events.push_back(finish_event(tp, i));
     } else {
-      JsonWriter w = begin_event(name, category, t.stream, r.transfer_start, r.end, unit.stage, t);
       w.field("posted_us", to_us(r.start)).field("bytes", t.bytes);
       events.push_back(finish_event(w, i));
     }
   }
   return events;
+}
+
+// A flow event ("s" or "f", perfetto_flows.h) at the middle of `span` on (pid, tid).
+std::string flow_event(std::int64_t pid, int tid, bool start, std::int64_t id, std::string_view name, EventSpan span) {
+  JsonWriter w(0);
+  w.begin_object();
+  w.field("pid", pid).field("tid", tid).field("ph", start ? "s" : "f");
+  if (!start) w.field("bp", "e");
+  w.field("id", id).field("name", name).field("cat", "pp_flow");
+  w.field("ts", to_us(span.begin + (span.end - span.begin) / 2));
+  w.end_object();
+  return w.str();
 }
 
 std::string metadata(std::int64_t pid, int tid, std::string_view kind, std::string_view name) {
@@ -127,7 +141,17 @@ std::vector<std::pair<std::int64_t, std::size_t>> select(const models::Workload&
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
             out.end());
-  if (filter.max_ranks > 0 && std::cmp_greater(out.size(), filter.max_ranks)) {
+  // A listed rank is written, or refused: never silently left out.
+  if (!wanted.empty() && out.size() != wanted.size()) {
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+      if (i >= out.size() || out[i].first != wanted[i]) {
+        throw sim::ConfigError(
+            "trace.ranks", std::to_string(wanted[i]),
+            fmt::format("a rank this {} trace recorded ({} of the job's {} ranks)", trace.backend, out.size(), world));
+      }
+    }
+  }
+  if (wanted.empty() && filter.max_ranks > 0 && std::cmp_greater(out.size(), filter.max_ranks)) {
     // Keep whole pipelines: TP rank 0 of every stage of replica 0, then of replica 1, ...
     const models::ParallelLayout layout = workload.plan.layout();
     const auto key = [&](const std::pair<std::int64_t, std::size_t>& x) {
@@ -177,36 +201,113 @@ std::vector<std::int64_t> selected_ranks(const models::Workload& workload, const
   return ranks;
 }
 
+namespace {
+
+// The tracks and events of each written unit, built once for all of its ranks, and the flows
+// between written ranks.
+class TraceWriter {
+ public:
+  TraceWriter(std::ostream& out, const models::Workload& workload, const backend::Trace& trace,
+              const std::vector<std::pair<std::int64_t, std::size_t>>& ranks)
+      : out_(out),
+        workload_(workload),
+        trace_(trace),
+        ranks_(ranks),
+        layout_(workload.plan.layout()),
+        pairs_(workload),
+        tracks_(trace.units.size()) {
+    for (const auto& [rank, u] : ranks) {
+      const backend::TraceUnit& unit = trace.units[u];
+      MEGASIM_ASSERT(unit.stage >= 0 && static_cast<std::size_t>(unit.stage) < workload.stages.size() &&
+                         unit.records.size() == workload.stages[static_cast<std::size_t>(unit.stage)].tasks.size(),
+                     "trace unit does not match the workload");
+    }
+    for (const models::StageProgram& program : workload.stages) {
+      max_tasks_ = std::max<std::int64_t>(max_tasks_, static_cast<std::int64_t>(program.tasks.size()));
+    }
+  }
+
+  void write_events() {
+    std::size_t cached_unit = trace_.units.size();
+    std::vector<std::string> events;
+    for (const auto& [rank, u] : ranks_) {
+      const backend::TraceUnit& unit = trace_.units[u];
+      if (u != cached_unit) {
+        events = unit_events(workload_, unit, tracks(u));
+        cached_unit = u;
+      }
+      emit({}, metadata(rank, 0, "process_name",
+                        fmt::format("rank {} (stage {}, replica {}, tp {})", rank, unit.stage, unit.replica,
+                                    layout_.tp_rank(rank))));
+      for (const auto& [tid, name] : tracks(u).threads) emit({}, metadata(rank, tid, "thread_name", name));
+      const std::string prefix = fmt::format("{{\"pid\":{},", rank);
+      for (const std::string& body : events) emit(prefix, body);
+      write_flows(rank, u);
+    }
+  }
+
+ private:
+  void emit(std::string_view prefix, std::string_view event) {
+    out_ << separator_ << prefix << event;
+    separator_ = ",\n";
+  }
+
+  const UnitTracks& tracks(std::size_t u) {
+    if (!tracks_[u]) {
+      const backend::TraceUnit& unit = trace_.units[u];
+      tracks_[u] = unit_tracks(workload_.stages[static_cast<std::size_t>(unit.stage)], unit);
+    }
+    return *tracks_[u];
+  }
+
+  // The unit of a written rank; none when the rank is not written.
+  [[nodiscard]] std::optional<std::size_t> written_unit(std::int64_t rank) const {
+    const auto it = std::lower_bound(ranks_.begin(), ranks_.end(), std::make_pair(rank, std::size_t{0}));
+    if (it == ranks_.end() || it->first != rank) return std::nullopt;
+    return it->second;
+  }
+
+  // The arrows from the sends of `rank` to their recvs, when the receiving rank is written too.
+  void write_flows(std::int64_t rank, std::size_t u) {
+    const backend::TraceUnit& unit = trace_.units[u];
+    const models::StageProgram& program = workload_.stages[static_cast<std::size_t>(unit.stage)];
+    for (std::size_t i = 0; i < program.tasks.size(); ++i) {
+      const std::int32_t recv = pairs_.recv_of(unit.stage, i);
+      if (recv < 0) continue;
+      const std::int32_t peer_stage = pairs_.peer_stage(unit.stage, program.tasks[i]);
+      const std::int64_t peer = layout_.rank_of(layout_.tp_rank(rank), layout_.dp_rank(rank), peer_stage);
+      const std::optional<std::size_t> peer_unit = written_unit(peer);
+      if (!peer_unit) continue;
+      const backend::TraceUnit& to = trace_.units[*peer_unit];
+      const models::Task& recv_task =
+          workload_.stages[static_cast<std::size_t>(to.stage)].tasks[static_cast<std::size_t>(recv)];
+      // Unique in the trace: one flow per (sending rank, send task).
+      const std::int64_t id = rank * max_tasks_ + static_cast<std::int64_t>(i) + 1;
+      const std::string name = task_name(program.tasks[i]);
+      emit({}, flow_event(rank, tracks(u).tid[i], true, id, name, event_span(program.tasks[i], unit.records[i])));
+      emit({}, flow_event(peer, tracks(*peer_unit).tid[static_cast<std::size_t>(recv)], false, id, name,
+                          event_span(recv_task, to.records[static_cast<std::size_t>(recv)])));
+    }
+  }
+
+  std::ostream& out_;
+  const models::Workload& workload_;
+  const backend::Trace& trace_;
+  const std::vector<std::pair<std::int64_t, std::size_t>>& ranks_;
+  const models::ParallelLayout layout_;
+  const PpPairs pairs_;
+  std::vector<std::optional<UnitTracks>> tracks_;  // by unit, built when first needed
+  std::int64_t max_tasks_ = 0;
+  const char* separator_ = "\n";
+};
+
+}  // namespace
+
 void write_perfetto_trace(std::ostream& out, const models::Workload& workload, const backend::Trace& trace,
                           const TraceFilter& filter, const Scenario* scenario) {
   const std::vector<std::pair<std::int64_t, std::size_t>> ranks = select(workload, trace, filter);
-  const models::ParallelLayout layout = workload.plan.layout();
   out << "{\"traceEvents\":[";
-  const char* separator = "\n";
-  const auto emit = [&](std::string_view prefix, std::string_view event) {
-    out << separator << prefix << event;
-    separator = ",\n";
-  };
-  std::size_t cached_unit = trace.units.size();
-  std::vector<std::string> events;
-  for (const auto& [rank, u] : ranks) {
-    const backend::TraceUnit& unit = trace.units[u];
-    MEGASIM_ASSERT(unit.stage >= 0 && static_cast<std::size_t>(unit.stage) < workload.stages.size() &&
-                       unit.records.size() == workload.stages[static_cast<std::size_t>(unit.stage)].tasks.size(),
-                   "trace unit does not match the workload");
-    if (u != cached_unit) {
-      events = unit_events(workload, unit);
-      cached_unit = u;
-    }
-    emit({}, metadata(rank, 0, "process_name",
-                      fmt::format("rank {} (stage {}, replica {}, tp {})", rank, unit.stage, unit.replica,
-                                  layout.tp_rank(rank))));
-    for (const models::StreamKind stream : kStreams) {
-      emit({}, metadata(rank, static_cast<int>(stream), "thread_name", models::to_string(stream)));
-    }
-    const std::string prefix = fmt::format("{{\"pid\":{},", rank);
-    for (const std::string& body : events) emit(prefix, body);
-  }
+  TraceWriter(out, workload, trace, ranks).write_events();
   out << "\n],\"displayTimeUnit\":\"ns\",\n\"megasim\":" << megasim_object(trace, ranks, scenario) << "}\n";
 }
 

@@ -1,14 +1,18 @@
 // Chrome trace JSON of one iteration, for Perfetto (ui.perfetto.dev) or chrome://tracing:
 //   {"traceEvents":[...],"displayTimeUnit":"ns"}
 // One process per rank (pid = global rank, named "rank N (stage s, replica d, tp t)"), one thread
-// per stream (tid 0 compute, 1 tp, 2 pp, 3 dp, named by "M" metadata events), and a complete event
-// ("ph":"X", ts and dur in microseconds as doubles) per task:
-//  - compute tasks on tid 0, [start, end), named by task_name() ("F mb3 c1", "optimizer", ...);
-//  - for a compute task whose kernels include TP collectives, an event on tid 1 spanning the same
-//    task ("tp F mb3 c1"; args: calls, exposed_us): the trace records only how much TP time was
-//    exposed, not where inside the task each call ran;
-//  - PP sends/recvs on tid 2 and DP collectives on tid 3, spanning the transfer [transfer_start,
-//    end); args.posted_us says when the task was posted or issued.
+// per stream (tid 0 compute, 1 tp, 2 pp, 3 dp, named by "M" metadata events) and more where a
+// stream's tasks overlap (tid = stream + 4 x lane, "pp 2", ...: perfetto_tracks.h), so that slices
+// on one thread never partially overlap; and a complete event ("ph":"X", ts and dur in
+// microseconds as doubles) per task:
+//  - compute tasks on the compute stream, [start, end), named by task_name() ("F mb3 c1",
+//    "optimizer", ...);
+//  - for a compute task whose kernels include TP collectives, an event on the tp stream spanning
+//    the same task ("tp F mb3 c1"; args: calls, exposed_us): the trace records only how much TP time
+//    was exposed, not where inside the task each call ran;
+//  - PP sends/recvs on the pp stream and DP collectives on the dp stream, spanning the transfer
+//    [transfer_start, end); args.posted_us says when the task was posted or issued;
+//  - a flow arrow from each PP send to its recv when both ranks are written (perfetto_flows.h).
 // Every event's args hold stage, microbatch and chunk (-1 when not tied to one) and, last, task (its
 // index in the stage program). Ranks of one TraceUnit get identical events. After the events, a
 // top-level "megasim" object holds what trace_file.h needs to read the trace back: version (1),
@@ -29,17 +33,17 @@
 namespace megasim::scenarios {
 
 struct TraceFilter {
-  std::vector<std::int64_t> ranks;  // ranks to write; empty = all
-  // At most this many ranks, so a 12,288-GPU trace stays small; 0 = no limit. The limit keeps
-  // whole pipelines: the selection ordered by (TP rank, DP replica, stage), i.e. TP rank 0 of every
-  // stage of replica 0, then of replica 1, and so on.
+  std::vector<std::int64_t> ranks;  // exactly these ranks (each written, however many); empty = all
+  // Without a list of ranks, at most this many, so a 12,288-GPU trace stays small; 0 = no limit. The
+  // limit keeps whole pipelines: the selection ordered by (TP rank, DP replica, stage), i.e. TP rank
+  // 0 of every stage of replica 0, then of replica 1, and so on.
   std::int64_t max_ranks = 64;
 };
 
 // The ranks a filter selects from the trace, ascending. Throws sim::ConfigError with key
-// "trace.max_ranks" when max_ranks < 0 and "trace.ranks" for a rank outside [0, world_size) or listed
-// twice.
-// Selected ranks absent from the trace (a partial real-backend trace) are skipped.
+// "trace.max_ranks" when max_ranks < 0 and "trace.ranks" for a rank outside [0, world_size), a rank
+// listed twice, or a listed rank the trace does not hold (a partial real-backend trace). Without a
+// list, the ranks the trace holds are selected.
 std::vector<std::int64_t> selected_ranks(const models::Workload& workload, const backend::Trace& trace,
                                          const TraceFilter& filter);
 

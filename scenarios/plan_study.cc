@@ -8,6 +8,7 @@
 #include "models/gpu_spec.h"
 #include "models/model_spec.h"
 #include "scenarios/json_writer.h"
+#include "scenarios/plural.h"
 #include "scenarios/report_json.h"
 
 namespace megasim::scenarios {
@@ -37,10 +38,11 @@ PlanReport run_plan_study(const Scenario& s) {
 
 std::string to_text(const PlanReport& r) {
   const models::ResolvedPlan& p = r.plan;
-  std::string out = fmt::format("plan: {} GPUs = TP {} x PP {} x DP {}", p.world_size, p.tp, p.pp, p.dp);
-  if (p.interleaved()) out += fmt::format(", {} virtual stages per rank", p.virtual_stages);
-  out += fmt::format("; {} micro-batches of {} per iteration, {} layers per stage\n", p.num_microbatches,
-                     p.plan.micro_batch_size, p.layers_per_stage);
+  std::string out = fmt::format("plan: {} = TP {} x PP {} x DP {}", counted(p.world_size, "GPU"), p.tp, p.pp, p.dp);
+  if (p.interleaved()) out += fmt::format(", {} per rank", counted(p.virtual_stages, "virtual stage"));
+  out += fmt::format("; {} of {} per iteration, {} per stage\n",
+                     counted(p.num_microbatches, "micro-batch", "micro-batches"), p.plan.micro_batch_size,
+                     counted(p.layers_per_stage, "layer"));
   for (const std::string& w : p.warnings) out += fmt::format("warning: {}\n", w);
   out += fmt::format("model: {:.1f} B parameters, padded vocabulary {}\n", static_cast<double>(r.parameters) / 1e9,
                      p.padded_vocab_size);

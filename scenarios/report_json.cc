@@ -15,9 +15,9 @@ void write_plan_json(JsonWriter& w, const models::ResolvedPlan& p) {
 
 void write_memory_json(JsonWriter& w, const models::MemoryBreakdown& m) {
   w.begin_object();
-  w.field("parameters", m.parameters_bytes).field("gradients", m.gradients_bytes);
-  w.field("optimizer", m.optimizer_bytes).field("activations", m.activations_bytes);
-  w.field("total", m.total_bytes());
+  w.field("parameters_bytes", m.parameters_bytes).field("gradients_bytes", m.gradients_bytes);
+  w.field("optimizer_bytes", m.optimizer_bytes).field("activations_bytes", m.activations_bytes);
+  w.field("total_bytes", m.total_bytes());
   w.end_object();
 }
 

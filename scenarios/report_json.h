@@ -13,7 +13,8 @@ struct RankBreakdown;  // iteration_report.h
 // {"tp","pp","dp","vpp","micro_batch_size","num_microbatches","global_batch_size","layers_per_stage",
 //  "world_size"}
 void write_plan_json(JsonWriter& w, const models::ResolvedPlan& plan);
-// {"parameters","gradients","optimizer","activations","total"} in bytes.
+// {"parameters_bytes","gradients_bytes","optimizer_bytes","activations_bytes","total_bytes"}. Memory
+// is in bytes in JSON and CSV, in decimal GB (1e9 bytes, as HBM capacities: gpus.csv) in text.
 void write_memory_json(JsonWriter& w, const models::MemoryBreakdown& memory);
 // {"peak_stage", "peak": {...}, "stages": [{...}, ...]} plus any extra fields the caller adds after.
 void write_memory_estimate_fields(JsonWriter& w, const models::MemoryEstimate& estimate);

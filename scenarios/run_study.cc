@@ -84,6 +84,7 @@ RunResult run_iteration_study(const Scenario& s, RunOptions options) {
     result.report.stragglers = analyse_stragglers(s.stragglers, setup->draw, inputs, result.trace);
   }
   result.report.memory = setup->memory;
+  result.report.provenance = provenance_of(s, result.trace.backend);
   result.workload = std::move(setup->workload);  // the inputs point at it: last
   result.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

@@ -24,6 +24,9 @@ struct Scenario {
   Scenario();
 
   std::string name = "default";
+  // The file the scenario was read from, as given to load_scenario_file; "" when it was not read from
+  // a file (the defaults, TOML text, a Python dict). Not a key: report.json's provenance.
+  std::string source_file;
   std::uint64_t seed = 1;             // master seed; every random stream derives from it by name
   std::string gpu = "A100-SXM-80GB";  // a name of models::known_gpus(), or "calibrated" (device.h)
   topo::ClusterParams cluster;        // nvlink_gbytes_per_s = 0, nic_gbps = 0 mean: from the device

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "scenarios/iteration_report.h"
+#include "scenarios/plural.h"
 #include "sim/time.h"
 
 namespace megasim::scenarios {
@@ -168,7 +169,7 @@ StragglerReport analyse_stragglers(const models::StragglerParams& params, const 
                             "every rank at the mean compute of its data-parallel peers (same stage), pauses kept",
                             mean_s.get()});
   report.whatifs.push_back({"replace_slowest_hosts",
-                            fmt::format("the {} slowest host(s) replaced by healthy spares", replaced.size()),
+                            fmt::format("the {} replaced by healthy spares", counted(replaced.size(), "slowest host")),
                             healthier_s.get()});
   if (!draw.gpu_slowdown_after_restart.empty()) {
     backend::IterationInputs restarted = inputs;
@@ -198,9 +199,9 @@ StragglerReport analyse_stragglers(const models::StragglerParams& params, const 
 }
 
 std::string to_text(const StragglerReport& r) {
-  std::string out = fmt::format("stragglers: {} slow host(s)", r.slow_hosts);
+  std::string out = fmt::format("stragglers: {}", counted(r.slow_hosts, "slow host"));
   for (const auto& [server, factor] : r.slowest_hosts) out += fmt::format(", server {} x{:.3f}", server, factor);
-  out += fmt::format("; {} host(s) on the critical path\n", r.critical_hosts.size());
+  out += fmt::format("; {} on the critical path\n", counted(r.critical_hosts.size(), "host"));
   for (const StragglerWhatIf& w : r.whatifs) {
     out += fmt::format("  what if {:<22} {:.4f} s ({:+.2f}%): {}\n", w.name, w.iteration_time_s,
                        100 * (w.iteration_time_s / r.iteration_time_s - 1), w.description);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scenarios/json_writer.h"
+#include "scenarios/plural.h"
 #include "scenarios/report_json.h"
 #include "scenarios/sweep_study.h"
 
@@ -55,10 +56,10 @@ bool own_text_column(const std::string& key) {
 }  // namespace
 
 std::string to_text(const SweepReport& r, std::size_t top) {
-  std::string out = fmt::format(
-      "sweep: {} candidate plans: {} simulated in full, {} screened, {} do not fit in memory, {} invalid (Megatron's "
-      "rules)\n",
-      r.rows.size(), r.simulated, r.screened, r.out_of_memory, r.invalid);
+  std::string out =
+      fmt::format("sweep: {}: {} simulated in full, {} screened, {} in memory, {} invalid (Megatron's rules)\n",
+                  counted(r.rows.size(), "candidate plan"), r.simulated, r.screened,
+                  r.out_of_memory == 1 ? "1 does not fit" : fmt::format("{} do not fit", r.out_of_memory), r.invalid);
   if (!r.varied_keys.empty()) out += fmt::format("varied: {}\n", fmt::join(r.varied_keys, ", "));
   if (r.screened > 0) {
     out += fmt::format(
@@ -68,9 +69,9 @@ std::string to_text(const SweepReport& r, std::size_t top) {
   }
   if (r.bound_violations > 0) {
     out += fmt::format(
-        "warning: {} plans ran faster in full than their screen (by up to {:.3g}%): a plan left screened may be "
+        "warning: {} ran faster in full than {} screen (by up to {:.3g}%): a plan left screened may be "
         "faster than its screen says; --full simulates every plan\n",
-        r.bound_violations, 100 * r.largest_bound_excess);
+        counted(r.bound_violations, "plan"), r.bound_violations == 1 ? "its" : "their", 100 * r.largest_bound_excess);
   }
   if (r.simulated == 0) return out + "no plan fits: see --csv for each candidate's reason\n";
   const std::size_t shown = top == 0 ? r.simulated : std::min(top, r.simulated);
@@ -106,8 +107,8 @@ std::string to_text(const SweepReport& r, std::size_t top) {
     for (const SweepRow& row : r.rows) {
       if (row.candidate.status == SweepStatus::kScreened) best_screen = std::max(best_screen, row.tokens_per_s);
     }
-    out += fmt::format("{} more plans only screened, at most {:.0f} tokens/s each (--csv lists them)\n", r.screened,
-                       best_screen);
+    out += fmt::format("{} only screened, at most {:.0f} tokens/s each (--csv lists {})\n",
+                       counted(r.screened, "more plan"), best_screen, r.screened == 1 ? "it" : "them");
   }
   out += fmt::format(
       "vpp: model chunks per pipeline rank; mb: micro-batch size; m: micro-batches per replica; "

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include "scenarios/json_writer.h"
+#include "scenarios/plural.h"
 
 namespace megasim::scenarios {
 
 std::string to_text(const topo::TopologySummary& s) {
-  std::string out = fmt::format("{}-tier Clos: {} GPUs in {} servers, {} rail-ToR groups, {} pods\n", s.tiers, s.gpus,
-                                s.servers, s.groups, s.pods);
+  std::string out =
+      fmt::format("{}-tier Clos: {} in {}, {}, {}\n", s.tiers, counted(s.gpus, "GPU"), counted(s.servers, "server"),
+                  counted(s.groups, "rail-ToR group"), counted(s.pods, "pod"));
   out += fmt::format("switches: {} NVSwitch, {} ToR, {} aggregation, {} core\n", s.nvswitches, s.tors, s.aggs, s.cores);
   out += fmt::format("{:<10} {:>10} {:>12} {:>16}\n", "tier", "cables", "Gb/s each", "upward Tb/s");
   for (const topo::TierSummary& t : s.link_tiers) {

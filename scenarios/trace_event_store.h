@@ -24,7 +24,7 @@ struct TraceEvent {
   friend bool operator==(const TraceEvent&, const TraceEvent&) = default;
 };
 
-// The counted events of each pid (tid 1 left out), in file order. A pid's consecutive events form a
+// The counted events of each pid (the tp stream left out), in file order. A pid's consecutive events form a
 // run; a run equal to the run before it is stored once, so the ranks of a tensor-parallel group
 // (whose events the simulator writes alike, one rank after another) cost the memory of one rank.
 class EventsByPid {

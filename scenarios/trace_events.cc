@@ -10,6 +10,7 @@
 
 #include "models/workload.h"
 #include "scenarios/json_lexer.h"
+#include "scenarios/perfetto_tracks.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -201,7 +202,7 @@ class EventReader {
     }
     if (!ph.is_x) return;
     const std::int64_t p = integer(at, pid, "an event", "pid");
-    if (integer(at, tid, "an event", "tid") == static_cast<int>(models::StreamKind::kTp)) return;
+    if (stream_of_tid(integer(at, tid, "an event", "tid")) == models::StreamKind::kTp) return;
     if (args.object.kind != Kind::kObject) fail(at, "an event has no valid \"args\"");
     TraceEvent e;
     e.task = integer(at, args.task, "an event's args", "task");
@@ -263,7 +264,7 @@ class EventReader {
   std::string scratch_;
   // The decoded keys first, in the order of the enums above; then the others megasim writes.
   KeySet top_keys_{"traceEvents", "megasim", "displayTimeUnit"};
-  KeySet event_keys_{"ph", "pid", "tid", "ts", "dur", "args", "name", "cat"};
+  KeySet event_keys_{"ph", "pid", "tid", "ts", "dur", "args", "name", "cat", "id", "bp"};
   KeySet args_keys_{"task",  "tp_exposed_us", "posted_us", "stage",     "microbatch",
                     "chunk", "bytes",         "calls",     "exposed_us"};
 };

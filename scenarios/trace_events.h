@@ -5,9 +5,10 @@
 // same tokenizer as json_reader.h (json_lexer.h), with the same errors; top-level members may come
 // in any order.
 //
-// An event counts when it is an object with "ph":"X"; others (the "M" metadata events, anything
-// else) are only checked as JSON. A counted event needs an integer pid and tid and, unless its tid
-// is 1 (the tp stream, which only repeats a compute task's span), numbers ts and dur and an args
+// An event counts when it is an object with "ph":"X"; others (the "M" metadata events, the flow
+// events, anything else) are only checked as JSON. A counted event needs an integer pid and tid and,
+// unless its tid is on the tp stream (tid % 4 == 1, perfetto_tracks.h: it only repeats a compute
+// task's span), numbers ts and dur and an args
 // object with an integer task; an event without them is an error "SOURCE:LINE:COLUMN: an event has
 // no valid "ts"" naming where the event begins. args.tp_exposed_us and args.posted_us are
 // optional here: which one a task needs depends on its kind, which trace_file.h checks.

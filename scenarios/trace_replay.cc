@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "scenarios/plural.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -235,7 +236,7 @@ TraceReplay::TraceReplay(const models::Workload& w, const backend::Trace& trace)
   for (const auto& [key, members] : dp_groups) {
     const auto& tasks = w.stages[static_cast<std::size_t>(key.first)].tasks;
     if (std::cmp_not_equal(members.size(), w.plan.dp)) {
-      throw sim::ConfigError("trace", fmt::format("{} unit(s) of stage {}", members.size(), key.first),
+      throw sim::ConfigError("trace", fmt::format("{} of stage {}", counted(members.size(), "unit"), key.first),
                              fmt::format("the {} data-parallel replicas of every stage", w.plan.dp));
     }
     for (std::size_t i = 0; i < tasks.size(); ++i) {

@@ -9,6 +9,7 @@
 
 #include "scenarios/iteration_report.h"
 #include "scenarios/json_writer.h"
+#include "scenarios/plural.h"
 #include "scenarios/trace_replay.h"
 #include "sim/error.h"
 #include "sim/time.h"
@@ -127,7 +128,7 @@ TraceWhatIfReport analyse_trace(const models::Workload& w, const backend::Trace&
                             "every rank at the mean compute of its data-parallel peers (same stage and TP rank)",
                             replay_s(mean)});
   report.whatifs.push_back({"fix_slowest_ranks",
-                            fmt::format("the {} slowest rank(s) at their group's mean compute", replaced),
+                            fmt::format("the {} at their group's mean compute", counted(replaced, "slowest rank")),
                             replay_s(fixed)});
   if (w.stages.size() > 1) {
     double ratio = 1;
@@ -170,7 +171,7 @@ std::string to_text(const TraceWhatIfReport& r) {
     out += fmt::format(" {} (stage {}, replica {}) x{:.3f};", who, s.stage, s.replica, s.slowdown);
   }
   if (r.slowest.empty()) out += " none above their group's mean;";
-  out += fmt::format(" {} rank(s) on the critical path\n", r.critical_ranks.size());
+  out += fmt::format(" {} on the critical path\n", counted(r.critical_ranks.size(), "rank"));
   for (const StragglerWhatIf& w : r.whatifs) {
     out += fmt::format("  what if {:<22} {:.4f} s ({:+.2f}%): {}\n", w.name, w.iteration_time_s,
                        100 * (w.iteration_time_s / r.replay_time_s - 1), w.description);

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "scenarios/json_writer.h"
+#include "scenarios/plural.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -150,12 +151,13 @@ std::string to_text(const ValidationReport& r) {
   std::string iterations;
   for (const double t : r.measured_iterations) iterations += fmt::format("{}{:.4f}", iterations.empty() ? "" : ", ", t);
   std::string out = fmt::format(
-      "validate '{}' on the {} backend: {} measured iterations ({} s), the median compared\n"
+      "validate '{}' on the {} backend: {} ({} s), the median compared\n"
       "iteration: predicted {:.4f} s, measured {:.4f} s, error {:+.1f}%\n"
       "per op type (seconds per iteration per rank, averaged over ranks)\n"
       "  {:<20} {:>10} {:>10} {:>8}\n",
-      r.scenario, r.backend, r.measured_iterations.size(), iterations, r.iteration.predicted_s, r.iteration.measured_s,
-      r.iteration.error_percent, "type", "predicted", "measured", "error");
+      r.scenario, r.backend, counted(r.measured_iterations.size(), "measured iteration"), iterations,
+      r.iteration.predicted_s, r.iteration.measured_s, r.iteration.error_percent, "type", "predicted", "measured",
+      "error");
   for (const ValidationRow& op : r.per_op) {
     out += fmt::format("  {:<20} {:>10.4f} {:>10.4f} {:>+7.1f}%\n", op.name, op.predicted_s, op.measured_s,
                        op.error_percent);

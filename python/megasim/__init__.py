@@ -10,7 +10,7 @@ threads can run them side by side. Plots are in megasim.plot (matplotlib).
 """
 import json
 
-from ._megasim import Scenario, keys, __version__  # noqa: F401
+from ._megasim import Scenario, __commit__, __version__  # noqa: F401
 from . import _inputs, _megasim
 from .reports import CampaignReport, JsonReport, RunReport, WhatIfReport, reports_frame  # noqa: F401
 from .sweeps import sweep  # noqa: F401
@@ -19,6 +19,20 @@ from .ray_executor import RayExecutor  # noqa: F401 (imports Ray only when one i
 # Real backends run one process per rank under MPI (cpu) or per GPU (cuda): the command line
 # launches them, not a Python call.
 _REAL_BACKENDS = ("cpu", "cuda")
+
+
+def keys():
+    """The table of every scenario key as data (`megasim keys --json`): a list of dicts with key
+    ("section.name"), section, name, type (integer, number, boolean or string), default (of that
+    type), unit ("" when dimensionless), description and choices (the valid values of a string key
+    as the table words them; "" for other keys), in the table's order. pandas.DataFrame(keys())
+    gives it as a table; print(keys_text()) as `megasim keys` prints it."""
+    return json.loads(_megasim._keys_json())["keys"]
+
+
+def keys_text():
+    """The key table as `megasim keys` prints it."""
+    return _megasim._keys_text()
 
 
 def load(path):

@@ -26,11 +26,15 @@ from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from . import _inputs, _megasim
 
-# Perfetto thread ids of the trace (scenarios/perfetto_trace.h).
-_STREAMS = {0: "compute", 1: "tp", 2: "pp", 3: "dp"}
+# Perfetto threads of the trace (scenarios/perfetto_tracks.h): tid = stream + 4 x lane, a stream's
+# lanes holding the transfers that overlap; each thread is named by a "thread_name" event ("pp 2").
+_STREAMS = ("compute", "tp", "pp", "dp")
 # Compute tasks by the first word of their name ("F mb3 c1", "B mb3 c1", "optimizer", ...), the
-# communication streams by stream.
-_COLOURS = {"F": "tab:blue", "B": "tab:orange", "optimizer": "tab:purple",
+# communication streams by stream. Forward and backward are a light and a dark blue: at the zoom of a
+# whole iteration their bars are narrower than a pixel and blend, and any blend of two blues stays
+# blue, apart from idle (white) and data loading (gray); blue and orange, complementary, blend to
+# a gray-brown within 0.06 of data loading's gray.
+_COLOURS = {"F": "#4c9be8", "B": "#0b3d91", "optimizer": "tab:purple",
             "data": "tab:gray", "tp": "tab:green", "pp": "tab:red", "dp": "tab:brown"}
 
 
@@ -61,56 +65,110 @@ def heat_map(report, value="slowdown", ax=None):
     return fig
 
 
-def _trace_dict(trace, ranks):
+def _spread(stages, count):
+    """At most `count` of `stages` (sorted), evenly from the first to the last."""
+    if len(stages) <= count:
+        return stages
+    step = (len(stages) - 1) / max(1, count - 1)
+    return sorted({stages[round(i * step)] for i in range(count)})
+
+
+def _trace_dict(trace, ranks, max_ranks):
     from .reports import RunReport
 
     if isinstance(trace, RunReport):
-        return trace.trace_events(ranks=ranks, max_ranks=len(ranks) if ranks else 16)
+        if not ranks:  # TP rank 0 of replica 0 of the spread stages (rank order tp-dp-pp)
+            plan = trace.plan
+            ranks = [s * plan["tp"] * plan["dp"] for s in _spread(list(range(plan["pp"])), max_ranks)]
+        return trace.trace_events(ranks=ranks)
     if isinstance(trace, (str, os.PathLike)):
         with open(_inputs.input_file("trace", trace, "a trace.json megasim wrote")) as f:
             return json.load(f)
     return trace
 
 
+def _stream(tid):
+    return _STREAMS[tid % len(_STREAMS)]
+
+
+def _default_ranks(trace, events, max_ranks):
+    """One rank per pipeline stage (the lowest rank of the lowest replica the trace holds), from the
+    trace's "megasim" units; stages spread evenly from the first to the last when there are more
+    than `max_ranks`. A trace without units: its first `max_ranks` ranks."""
+    by_stage = {}
+    for unit in (trace.get("megasim") or {}).get("units") or []:
+        if unit["ranks"]:
+            by_stage.setdefault(unit["stage"], []).append((unit["replica"], min(unit["ranks"])))
+    if not by_stage:
+        return sorted({e["pid"] for e in events})[:max_ranks]
+    return sorted(min(by_stage[s])[1] for s in _spread(sorted(by_stage), max_ranks))
+
+
 def timeline(trace, ranks=None, max_ranks=8, ax=None):
-    """The iteration of `ranks` (default: the first `max_ranks` ranks of the trace), one row per rank
-    and stream (compute, tp, pp, dp), time in ms. `trace`: a RunReport, a Perfetto trace dict or
-    the path of a trace.json megasim wrote."""
-    events = [e for e in _trace_dict(trace, ranks)["traceEvents"] if e.get("ph") == "X"]
-    chosen = sorted(set(ranks) if ranks else {e["pid"] for e in events})[: None if ranks else max_ranks]
+    """The iteration of `ranks` (default: one rank per pipeline stage, at most `max_ranks` stages
+    spread from the first to the last), one row per rank and thread (compute, tp, pp, dp, and a
+    stream's further lanes where its transfers overlap: "pp 2"), time in ms. `trace`: a RunReport,
+    a Perfetto trace dict or the path of a trace.json megasim wrote."""
+    data = _trace_dict(trace, ranks, max_ranks)
+    events = [e for e in data["traceEvents"] if e.get("ph") == "X"]
+    chosen = sorted(set(ranks)) if ranks else _default_ranks(data, events, max_ranks)
     if not chosen:
         raise ValueError("trace: no task events for the chosen ranks")
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in data["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
     rows = sorted({(e["pid"], e["tid"]) for e in events if e["pid"] in chosen}, reverse=True)
     fig, ax = _figure(ax, (11, 1.5 + 0.3 * len(rows)))
     used = set()
     for y, (pid, tid) in enumerate(rows):
         spans = [e for e in events if e["pid"] == pid and e["tid"] == tid]
-        kinds = [e["name"].split()[0] if tid == 0 else _STREAMS.get(tid, "") for e in spans]
+        kinds = [e["name"].split()[0] if _stream(tid) == "compute" else _stream(tid) for e in spans]
         used.update(kinds)
         colours = [_COLOURS.get(k, "tab:gray") for k in kinds]
         ax.broken_barh([(e["ts"] / 1e3, e["dur"] / 1e3) for e in spans], (y - 0.4, 0.8), facecolors=colours)
-    ax.set_yticks(range(len(rows)), [f"rank {pid} {_STREAMS.get(tid, tid)}" for pid, tid in rows])
+    ax.set_yticks(range(len(rows)), [f"rank {pid} {names.get((pid, tid), _stream(tid))}" for pid, tid in rows])
     names = {"F": "forward", "B": "backward", "data": "data loading"}
-    ax.legend(handles=[Patch(color=_COLOURS.get(k, "tab:gray"), label=names.get(k, k)) for k in sorted(used)],
+    order = [k for k in _COLOURS if k in used] + sorted(used - set(_COLOURS))
+    ax.legend(handles=[Patch(color=_COLOURS.get(k, "tab:gray"), label=names.get(k, k)) for k in order],
               loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     ax.set_xlabel("time (ms)")
     ax.set_title(f"iteration timeline of ranks {', '.join(map(str, chosen))}")
     return fig
 
 
-def sweep(frame, x="memory_gib", y="tokens_per_s", color="tp", memory_limit_gib=None, ax=None):
+# Axis names of the columns a sweep's frame has, with their units; other columns get their name
+# and the unit their suffix says (_axis_label).
+_LABELS = {"memory_gb": "peak memory per GPU (GB)", "peak_memory_bytes": "peak memory per GPU (bytes)",
+           "tokens_per_s": "throughput (tokens/s)", "mfu": "MFU (model FLOPs / peak)",
+           "hfu": "HFU (hardware FLOPs / peak)", "iteration_time_s": "iteration time (s)",
+           "tp": "tensor-parallel size", "pp": "pipeline-parallel size", "dp": "data-parallel size",
+           "vpp": "model chunks per stage", "micro_batch_size": "micro-batch size", "gpus": "GPUs"}
+_SUFFIX_UNITS = (("_per_s", "/s"), ("_bytes", "bytes"), ("_gb", "GB"), ("_s", "s"))
+
+
+def _axis_label(column):
+    if column in _LABELS:
+        return _LABELS[column]
+    for suffix, unit in _SUFFIX_UNITS:
+        if column.endswith(suffix):
+            return f"{column[: -len(suffix)].replace('_', ' ')} ({unit})"
+    return column.replace("_", " ")
+
+
+def sweep(frame, x="memory_gb", y="tokens_per_s", color="tp", memory_limit_gb=None, ax=None):
     """Plans of a sweep as points, `y` against `x`, one colour per value of the plan dimension `color`
-    (tp, pp, dp, vpp, micro_batch_size, ...); the best `y` is ringed. `frame`: a pandas DataFrame
-    with those columns (megasim.sweep gives one, as does megasim.reports_frame of RunReports) or a
-    list of RunReports; memory_gib is derived from a sweep's peak_memory_bytes when absent. Rows
-    without a finite x or y (plans rejected or not fitting) are left out. Plans only screened (status
-    "screened": one replica for all, an upper bound) are drawn hollow in their colour."""
+    (tp, pp, dp, vpp, micro_batch_size, ...); the best `y` is ringed; the axes are named with their
+    units. `frame`: a pandas DataFrame with those columns (megasim.sweep gives one, as does
+    megasim.reports_frame of RunReports) or a list of RunReports; memory_gb (GB, 1e9 bytes, as the
+    text reports and HBM capacities) is derived from a sweep's peak_memory_bytes when absent.
+    `memory_limit_gb` draws the GPU's capacity. Rows without a finite x or y (plans rejected or not
+    fitting) are left out. Plans only screened (status "screened": one replica for all, an upper
+    bound) are drawn hollow in their colour."""
     if isinstance(frame, (list, tuple)):
         from .reports import reports_frame
 
         frame = reports_frame(frame)
-    if "memory_gib" not in frame.columns and "peak_memory_bytes" in frame.columns:
-        frame = frame.assign(memory_gib=frame["peak_memory_bytes"] / 2**30)
+    if "memory_gb" not in frame.columns and "peak_memory_bytes" in frame.columns:
+        frame = frame.assign(memory_gb=frame["peak_memory_bytes"] / 1e9)
     for column in (x, y, color):
         if column not in frame.columns:
             raise ValueError(f"{column} is not a column of the sweep (columns: {', '.join(map(str, frame.columns))})")
@@ -127,13 +185,15 @@ def sweep(frame, x="memory_gib", y="tokens_per_s", color="tp", memory_limit_gib=
             ax.scatter(bounds[x], bounds[y], facecolors="none", edgecolors=points.get_facecolor()[:1], alpha=0.8)
     best = frame.loc[frame[y].idxmax()]
     ax.scatter([best[x]], [best[y]], s=200, facecolors="none", edgecolors="black", label="best")
-    if memory_limit_gib is not None:
-        ax.axvline(memory_limit_gib, color="black", linestyle="--", linewidth=1, label="memory limit")
+    if memory_limit_gb is not None:
+        ax.axvline(memory_limit_gb, color="black", linestyle="--", linewidth=1, label="HBM capacity")
     ax.legend(title=color)
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.set_title(f"{len(frame)} plans: {y} against {x}" + (f" (hollow: {int(screened.sum())} screened, an upper bound)"
-                                                            if screened.any() else ""))
+    ax.set_xlabel(_axis_label(x))
+    ax.set_ylabel(_axis_label(y))
+    title = f"sweep: {len(frame)} plans"
+    if screened.any():
+        title += f"\nhollow: {int(screened.sum())} only screened (an upper bound)"
+    ax.set_title(title, fontsize="medium")
     return fig
 
 

@@ -61,8 +61,9 @@ class RunReport(JsonReport):
         return self.trace_events()
 
     def trace_events(self, ranks=None, max_ranks=16):
-        """The Perfetto trace of `ranks` (default: TP rank 0 of every stage, replica by replica), at
-        most `max_ranks` of them (0: every rank), as a dict; see scenarios/perfetto_trace.h."""
+        """The Perfetto trace of `ranks` (each of them; default: TP rank 0 of every stage, replica by
+        replica, at most `max_ranks` of them, 0: every rank), as a dict; see
+        scenarios/perfetto_trace.h."""
         return json.loads(self._run.trace_json(_inputs.integers("--trace-ranks", ranks),
                                                _inputs.integer("--max-trace-ranks", max_ranks)))
 
@@ -78,12 +79,14 @@ class RunReport(JsonReport):
 
     def to_row(self):
         """The plan and the main numbers as one flat dict: the columns a sweep's DataFrame has
-        (tokens_per_s, mfu, hfu, iteration_time_s, memory_gib, tp, pp, dp, vpp, micro_batch_size,
-        num_microbatches, global_batch_size, layers_per_stage, world_size); memory_gib is the peak
-        stage's total bytes per GPU in GiB."""
+        (tokens_per_s, mfu, hfu, iteration_time_s, peak_memory_bytes, memory_gb, tp, pp, dp, vpp,
+        micro_batch_size, num_microbatches, global_batch_size, layers_per_stage, world_size);
+        peak_memory_bytes is the peak stage's total bytes per GPU, memory_gb the same in GB (1e9
+        bytes, the unit of the text reports and of HBM capacities)."""
         row = {k: self._data[k] for k in ("iteration_time_s", "tokens_per_s", "mfu", "hfu")}
         memory = self._data.get("memory")
-        row["memory_gib"] = memory["peak"]["total"] / 2**30 if memory else float("nan")
+        row["peak_memory_bytes"] = memory["peak"]["total_bytes"] if memory else float("nan")
+        row["memory_gb"] = row["peak_memory_bytes"] / 1e9
         row.update(self._data["plan"])
         return row
 

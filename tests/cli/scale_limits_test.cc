@@ -38,7 +38,7 @@ TEST_F(ScaleLimits, TooLargeForTheLimitIsRefusedSmallerRuns) {
   const Result refused = run_limited(600'000, "run " + k98304 + " --out " + dir.string());
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("cluster.gpus = 98304"), std::string::npos) << refused.output;
-  EXPECT_NE(refused.output.find("GiB is available"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("GB is available"), std::string::npos) << refused.output;
   EXPECT_FALSE(std::filesystem::exists(dir));
   const Result ran = run_limited(600'000, "run " + k175b + " --json");
   EXPECT_EQ(ran.exit_code, 0) << ran.output;

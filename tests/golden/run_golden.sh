@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Golden scenario tests (STYLE.md §9): for each folder here, runs `megasim <args> scenario.toml` and
-# compares its stdout byte for byte with expected.json. Outputs are deterministic (same seed, same
-# inputs), so any difference is a behaviour change: review it, then regenerate with
+# Golden scenario tests (STYLE.md §9): for each folder here, runs `megasim <args> NAME/scenario.toml`
+# from this folder and compares its stdout byte for byte with expected.json. Outputs are deterministic
+# (same seed, same inputs), so any difference is a behaviour change: review it, then regenerate with
 #   MEGASIM_REGENERATE=1 bash tests/golden/run_golden.sh build/cli/megasim
+# The one field that depends on the binary and not on the inputs, the git commit of report.json's
+# provenance, is masked; the scenario file's path is relative to this folder, so it is the same in
+# every checkout.
 set -euo pipefail
-binary="$1"
+binary="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here"
 failed=0
 for dir in "$here"/*/; do
   name="$(basename "$dir")"
   read -r -a args < "$dir/args"
-  actual="$("$binary" "${args[@]}" "$dir/scenario.toml")"
+  actual="$("$binary" "${args[@]}" "$name/scenario.toml" | sed -E 's/("megasim_commit": )"[^"]*"/\1"(masked)"/')"
   if [ "${MEGASIM_REGENERATE:-0}" = "1" ]; then
     printf '%s\n' "$actual" > "$dir/expected.json"
     echo "regenerated $name"

@@ -64,3 +64,32 @@ def test_campaign_matches_cli():
     with pytest.raises(ValueError, match="--days"):
         megasim.campaign(megasim.load(path), days=0)
 
+
+
+def test_keys_is_the_table_as_data():
+    keys = megasim.keys()
+    assert keys == cli_json("keys")["keys"]
+    assert len(keys) == len({k["key"] for k in keys}) > 50
+    python_type = {"integer": int, "number": (int, float), "boolean": bool, "string": str}
+    defaults = megasim.Scenario()
+    for k in keys:
+        assert k["key"] == f"{k['section']}.{k['name']}"
+        assert isinstance(k["default"], python_type[k["type"]]), k
+        assert defaults.get(k["key"]) == k["default"], k  # the table's default is the Scenario's
+        assert isinstance(k["unit"], str) and k["description"]
+    assert {"key": "fabric.routing", "type": "string"}.items() <= next(k for k in keys if k["key"] == "fabric.routing").items()
+    assert "qps_per_connection" in megasim.keys_text()
+
+
+def test_run_report_carries_its_provenance():
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "campaign_small.toml")
+    scenario = megasim.load(path)
+    provenance = megasim.run(scenario)["provenance"]
+    assert provenance["scenario_file"] == path
+    assert provenance["scenario_name"] == scenario.get("simulation.name") == "campaign-small"
+    assert provenance["seed"] == scenario.get("simulation.seed")
+    assert provenance["backend"] == "sim" and provenance["calibration_file"] is None
+    assert provenance["megasim_version"] == megasim.__version__
+    assert provenance["megasim_commit"] == megasim.__commit__ != ""
+    from_dict = megasim.Scenario.from_dict(scenario.to_dict())
+    assert megasim.run(from_dict)["provenance"]["scenario_file"] is None

@@ -41,6 +41,79 @@ def test_timeline_has_a_row_per_rank_and_stream(small_report, tmp_path):
     assert_png(tmp_path / "timeline.png")
 
 
+def test_timeline_by_default_shows_one_rank_per_stage(small_report):
+    fig = megasim.plot.timeline(small_report)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ranks = {int(label.split()[1]) for label in labels}
+    # TP rank 0 of replica 0 of each of the 2 stages: ranks 0 and tp x dp = 32 (order tp-dp-pp).
+    plan = small_report.plan
+    assert ranks == {stage * plan["tp"] * plan["dp"] for stage in range(plan["pp"])}
+
+
+def test_timeline_spreads_its_default_ranks_from_the_first_stage_to_the_last():
+    # 12 stages of two ranks each (the trace's "megasim" units), at most 4 rows of ranks: stages 0,
+    # 4, 7 and 11 (evenly spaced, rounded), the lowest rank of each.
+    units = [{"ranks": [2 * s, 2 * s + 1], "stage": s, "replica": 0} for s in range(12)]
+    events = [{"ph": "X", "pid": r, "tid": 0, "name": "F mb0", "ts": 0, "dur": 1} for r in range(24)]
+    fig = megasim.plot.timeline({"traceEvents": events, "megasim": {"units": units}}, max_ranks=4)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert sorted(int(label.split()[1]) for label in labels) == [0, 8, 14, 22]
+
+
+def _pixels(fig):
+    import numpy
+
+    return numpy.asarray(_rendered(fig).buffer_rgba())[..., :3] / 255
+
+
+def test_timeline_forward_and_backward_stay_apart_from_idle_and_data_loading_at_full_zoom():
+    import numpy
+    from matplotlib.colors import to_rgb
+
+    # 4,000 alternating 1-us forwards and backwards (far narrower than a pixel) after 2 ms of data
+    # loading, on one compute row: the blend the bars become must be neither white nor gray.
+    events = [{"ph": "X", "pid": 0, "tid": 0, "name": "data loading", "ts": 0, "dur": 2000}]
+    events += [{"ph": "X", "pid": 0, "tid": 0, "name": "F mb0" if i % 2 == 0 else "B mb0", "ts": 2000 + i, "dur": 1}
+               for i in range(4000)]
+    fig = megasim.plot.timeline({"traceEvents": events})
+    ax = fig.axes[0]
+    image = _pixels(fig)
+    height = image.shape[0]
+
+    def colour_at(t_ms):
+        x, y = ax.transData.transform((t_ms, 0))
+        return image[int(height - y), int(x)]
+
+    loading, blend = colour_at(1.0), colour_at(4.0)
+    assert numpy.linalg.norm(loading - to_rgb("tab:gray")) < 0.05  # what the row shows for data loading
+    assert numpy.linalg.norm(blend - loading) > 0.3, blend
+    assert numpy.linalg.norm(blend - 1) > 0.3, blend  # not idle
+    # Every mix of the two colours, not only this one.
+    forward, backward = (numpy.array(to_rgb(megasim.plot._COLOURS[k])) for k in ("F", "B"))
+    for t in numpy.linspace(0, 1, 21):
+        mix = t * forward + (1 - t) * backward
+        assert numpy.linalg.norm(mix - to_rgb("tab:gray")) > 0.3 and numpy.linalg.norm(mix - 1) > 0.3
+
+
+def _rendered(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas
+
+
+def test_sweep_plot_names_its_axes_with_units_and_its_title_fits(tmp_path):
+    frame = megasim.sweep(megasim.load(SMALL), max_micro_batch_size=1)
+    fig = megasim.plot.sweep(frame)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "peak memory per GPU (GB)" and ax.get_ylabel() == "throughput (tokens/s)"
+    renderer = _rendered(fig).get_renderer()
+    title = ax.title.get_window_extent(renderer)
+    assert fig.bbox.x0 <= title.x0 and title.x1 <= fig.bbox.x1, (title, fig.bbox)
+    assert megasim.plot._axis_label("compute_s") == "compute (s)"
+
+
 def test_sweep_plot_of_several_plans(tmp_path):
     plans = [(1, 1, 1), (2, 1, 1), (2, 2, 1), (1, 2, 2), (2, 2, 2)]  # (tp, pp, micro_batch_size)
     reports = []
@@ -53,8 +126,9 @@ def test_sweep_plot_of_several_plans(tmp_path):
     frame = megasim.reports_frame(reports)
     assert list(frame[["tp", "pp", "micro_batch_size"]].itertuples(index=False, name=None)) == plans
     assert (frame["dp"] * frame["tp"] * frame["pp"] == 64).all()
-    assert all(0 < m < 80 for m in frame["memory_gib"])  # fits on the scenario's 80 GB GPU
-    fig = megasim.plot.sweep(frame, color="tp", memory_limit_gib=80e9 / 2**30)
+    assert all(0 < m < 80 for m in frame["memory_gb"])  # fits on the scenario's 80 GB GPU
+    assert (frame["memory_gb"] == frame["peak_memory_bytes"] / 1e9).all()
+    fig = megasim.plot.sweep(frame, color="tp", memory_limit_gb=80)
     # One point set per TP degree, plus the ring around the best.
     assert len(fig.axes[0].collections) == frame["tp"].nunique() + 1
     fig.savefig(tmp_path / "sweep.png")

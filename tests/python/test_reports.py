@@ -32,7 +32,12 @@ def test_trace_holds_the_default_ranks_and_their_streams():
     ranks = {e["pid"] for e in events if e["ph"] == "X"}
     # TP rank 0 of every stage, replica by replica, 16 at most: 8 replicas x 2 stages.
     assert len(ranks) == 16 and all(r % report.plan["tp"] == 0 for r in ranks)
-    assert {e["tid"] for e in events if e["ph"] == "X"} <= {0, 1, 2, 3}
+    # Every thread is named after its stream, tid % 4 (further lanes of a stream: "pp 2", ...).
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    streams = ("compute", "tp", "pp", "dp")
+    for e in events:
+        if e["ph"] == "X":
+            assert threads[(e["pid"], e["tid"])].split()[0] == streams[e["tid"] % 4]
     # Every task ends by the end of the iteration (ts, dur in microseconds).
     end_us = max(e["ts"] + e["dur"] for e in events if e["ph"] == "X")
     assert end_us == pytest.approx(report.iteration_time_s * 1e6, rel=1e-6)

@@ -168,7 +168,7 @@ def test_dask_distributed_cluster_gives_the_same_frame(frame):
 
 
 def test_sweep_frame_plots(varied, tmp_path):
-    fig = megasim.plot.sweep(varied)  # defaults: tokens_per_s against memory_gib, coloured by tp
+    fig = megasim.plot.sweep(varied)  # defaults: tokens_per_s against memory_gb, coloured by tp
     drawn = varied[varied["status"].isin(["simulated", "screened"])]
     screened = drawn[drawn["status"] == "screened"]
     # Per TP degree of the drawn plans a filled set (simulated in full, possibly empty) and, where it

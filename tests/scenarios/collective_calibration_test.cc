@@ -248,7 +248,7 @@ TEST(CollectiveCalibration, BadInputNamesTheKey) {
 TEST(CollectiveCalibration, TextAndJsonCarryTheTable) {
   const CollectiveCalibration c = calibrate_collectives(measured(2, 2), kNvlinkLine, kNicLine);
   const std::string text = to_text(c);
-  for (const char* needle : {"collectives over NCCL: 4 GPUs on 2 host(s), 2 per host", "algbw GB/s", "busbw GB/s",
+  for (const char* needle : {"collectives over NCCL: 4 GPUs on 2 hosts, 2 per host", "algbw GB/s", "busbw GB/s",
                              "intra-node", "inter-node", "reduce_scatter", "ping-pong", "1 GiB", "8 KiB",
                              "collective latencies base 6.000 us, NVLink step 0.500 us, network step 3.000 us"}) {
     EXPECT_NE(text.find(needle), std::string::npos) << needle << "\n" << text;

@@ -349,7 +349,7 @@ TEST(IterationReport, JsonHasTheStableKeysAndMemoryWhenPresent) {
   json = to_json(r);
   EXPECT_TRUE(balanced_json(json));
   EXPECT_NE(json.find("\"memory\""), std::string::npos);
-  EXPECT_NE(json.find("\"total\": 1000"), std::string::npos);  // 100 + 200 + 300 + 400 bytes
+  EXPECT_NE(json.find("\"total_bytes\": 1000"), std::string::npos);  // 100 + 200 + 300 + 400 bytes
   const std::string text = to_text(r);
   for (const char* part : {"iteration: 0.0075 s", "MFU", "HFU", "bubble", "waiting", "critical", "memory: peak"}) {
     EXPECT_NE(text.find(part), std::string::npos) << part;

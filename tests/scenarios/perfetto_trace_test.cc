@@ -116,7 +116,8 @@ TEST(PerfettoTrace, FilterSelectsAndLimitsRanks) {
   EXPECT_EQ(selected_ranks(f.workload, f.trace, {{}, 1}), (std::vector<std::int64_t>{0}));
   // The limit keeps whole pipelines: TP rank 0 of both stages (ranks 0 and 2) before TP rank 1.
   EXPECT_EQ(selected_ranks(f.workload, f.trace, {{}, 2}), (std::vector<std::int64_t>{0, 2}));
-  EXPECT_EQ(selected_ranks(f.workload, f.trace, {{3, 1}, 1}), (std::vector<std::int64_t>{1}));
+  // An explicit list is written whole: the limit is the default selection's.
+  EXPECT_EQ(selected_ranks(f.workload, f.trace, {{3, 1}, 1}), (std::vector<std::int64_t>{1, 3}));
   const std::string json = perfetto_trace_json(f.workload, f.trace, {{3}, 0});
   EXPECT_EQ(count(json, "\"name\":\"process_name\""), 1u);
   EXPECT_EQ(count(json, "{\"pid\":3,"), 10u);
@@ -150,6 +151,51 @@ TEST(PerfettoTrace, InvalidFilterNamesTheKey) {
   EXPECT_EQ(key_of({{}, -1}), "trace.max_ranks");
   EXPECT_EQ(key_of({{4}, 64}), "trace.ranks");  // world size 4
   EXPECT_EQ(key_of({{-1}, 64}), "trace.ranks");
+  EXPECT_EQ(key_of({{2, 1, 2}, 64}), "trace.ranks");  // listed twice
+  // A rank of the job the trace does not hold (a partial measured trace) is refused, not skipped.
+  Fixture partial = two_stages();
+  partial.trace.units[1].ranks = {2};
+  std::ostringstream out;
+  EXPECT_NO_THROW(write_perfetto_trace(out, partial.workload, partial.trace, {{2}, 0}));
+  try {
+    write_perfetto_trace(out, partial.workload, partial.trace, {{3}, 0});
+    ADD_FAILURE() << "rank 3 is not in the trace";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), "trace.ranks");
+    EXPECT_EQ(e.value(), "3");
+  }
+}
+
+// Stage 0 sends micro-batch 0 [1, 3) ms while its recv of micro-batch 1 moves [2, 4) ms: the two
+// partially overlap, so the recv gets a second pp lane (tid 2 + 4 = 6, "pp 2"); the send of
+// micro-batch 1 [3, 5) fits the first lane again. Each send has a flow to stage 1's recv.
+TEST(PerfettoTrace, OverlappingTransfersGetLanesAndSendsFlowToTheirRecvs) {
+  models::StageProgram s0{{p2p(TaskKind::kPpSend, TaskCategory::kPipelineForward, 0, +1, 0),
+                           p2p(TaskKind::kPpRecv, TaskCategory::kPipelineBackward, 1, +1, 5),
+                           p2p(TaskKind::kPpSend, TaskCategory::kPipelineForward, 1, +1, 1)}};
+  models::StageProgram s1{{p2p(TaskKind::kPpRecv, TaskCategory::kPipelineForward, 0, -1, 0),
+                           p2p(TaskKind::kPpSend, TaskCategory::kPipelineBackward, 1, -1, 5),
+                           p2p(TaskKind::kPpRecv, TaskCategory::kPipelineForward, 1, -1, 1)}};
+  const models::Workload w = testing::workload(1, 2, 1, 2, {s0, s1});
+  const auto t = testing::trace(
+      {testing::unit(0, 0, {0}, {{1, 3}, {2, 4}, {3, 5}}), testing::unit(1, 0, {1}, {{1, 3}, {2, 4}, {3, 5}})}, 5);
+  const std::string json = perfetto_trace_json(w, t);
+  EXPECT_TRUE(testing::balanced_json(json));
+  EXPECT_NE(json.find("{\"pid\":0,\"tid\":6,\"ph\":\"M\",\"name\":\"thread_name\",\"args\":{\"name\":\"pp 2\"}}"),
+            std::string::npos);
+  EXPECT_NE(json.find("{\"pid\":0,\"tid\":2,\"ph\":\"X\",\"name\":\"pp send fwd mb0 c0\""), std::string::npos);
+  EXPECT_NE(json.find("{\"pid\":0,\"tid\":6,\"ph\":\"X\",\"name\":\"pp recv bwd mb1 c0\""), std::string::npos);
+  EXPECT_NE(json.find("{\"pid\":0,\"tid\":2,\"ph\":\"X\",\"name\":\"pp send fwd mb1 c0\""), std::string::npos);
+  // Three sends, three flows; stage 0's first send (task 0 of 3) flows to rank 1's recv, each end at
+  // its slice's middle, 2 ms; stage 1's send (task 1) flows back to the recv in lane 2.
+  EXPECT_EQ(count(json, "\"ph\":\"s\""), 3u);
+  EXPECT_EQ(count(json, "\"ph\":\"f\",\"bp\":\"e\""), 3u);
+  EXPECT_NE(json.find("{\"pid\":0,\"tid\":2,\"ph\":\"s\",\"id\":1,\"name\":\"pp send fwd mb0 c0\",\"cat\":"
+                      "\"pp_flow\",\"ts\":2000}"),
+            std::string::npos);
+  EXPECT_NE(json.find("{\"pid\":1,\"tid\":2,\"ph\":\"f\",\"bp\":\"e\",\"id\":1,"), std::string::npos);
+  EXPECT_NE(json.find("{\"pid\":0,\"tid\":6,\"ph\":\"f\",\"bp\":\"e\",\"id\":5,\"name\":\"pp send bwd mb1 c0\""),
+            std::string::npos);  // rank 1 x 3 tasks + task 1 + 1
 }
 
 TEST(PerfettoTrace, DeterministicAndStreamEqualsString) {
