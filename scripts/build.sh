@@ -3,12 +3,14 @@
 #   scripts/build.sh main       build/: the megasim executable only (what scripts/run.sh needs)
 #   scripts/build.sh [all]      build/: every target: libraries, megasim, the tests, the Python module,
 #                               the benchmarks, and the CUDA backend when nvcc and NCCL are found
+#   scripts/build.sh ci         build/: the same but the per-library unit tests (MEGASIM_UNIT_TESTS=OFF),
+#                               which CI builds and runs under the sanitizers (scripts/test_sanitized.sh)
 #   scripts/build.sh optimized  build-opt/: megasim with link-time and (GCC) profile-guided
 #                               optimisation, trained on the scenarios below (about 3 minutes more
 #                               than `main` from scratch; 6-12% faster simulations, the same reports
 #                               to the byte: scripts/check_optimized.sh)
 # MEGASIM_WITH_CUDA=AUTO|ON|OFF overrides whether the CUDA/NCCL backend is built (default: OFF for
-# main and optimized, AUTO for all).
+# main and optimized, AUTO for all and ci).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:-all}
@@ -27,8 +29,10 @@ case "$kind" in
           -DMEGASIM_WITH_CUDA="${MEGASIM_WITH_CUDA:-OFF}" >/dev/null
     cmake --build build --target megasim -j "$(nproc)"
     ;;
-  all)
-    cmake -S . -B build "${common[@]}" -DMEGASIM_BUILD_TESTS=ON -DMEGASIM_BUILD_BENCH=ON -DMEGASIM_BUILD_PYTHON=ON \
+  all | ci)
+    unit=ON; [ "$kind" = ci ] && unit=OFF
+    cmake -S . -B build "${common[@]}" -DMEGASIM_BUILD_TESTS=ON -DMEGASIM_UNIT_TESTS=$unit \
+          -DMEGASIM_BUILD_BENCH=ON -DMEGASIM_BUILD_PYTHON=ON \
           -DMEGASIM_LTO=OFF -DMEGASIM_PGO=off -DMEGASIM_WITH_CUDA="${MEGASIM_WITH_CUDA:-AUTO}" \
           -DPython_EXECUTABLE="$PWD/.venv/bin/python" >/dev/null
     cmake --build build -j "$(nproc)"
@@ -60,7 +64,7 @@ case "$kind" in
     cmake --build build-opt --target megasim -j "$(nproc)"
     ;;
   *)
-    echo "usage: scripts/build.sh [main|all|optimized] (got '$kind')" >&2
+    echo "usage: scripts/build.sh [main|all|ci|optimized] (got '$kind')" >&2
     exit 2
     ;;
 esac

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Command 2 of the README: install what is needed, build every target, and run every test
-# (GoogleTest through ctest, the golden and determinism tests, pytest), then the suite again under
-# AddressSanitizer and UndefinedBehaviorSanitizer and the fuzzers. About 20 minutes from a fresh
-# clone on a 2-core machine with a cold compiler cache, under 10 with a warm one.
+# Command 2 of the README: install what is needed, build, and run every test. Two builds:
+# - build/ (GCC, -O3, warnings as errors): the executable, the Python module, the benchmarks and the
+#   CUDA backend; there the tests of what users run: the CLI tests (the golden, determinism, scale
+#   and hostile-input catalogues), pytest, the cpu backend's validation acceptance, the CUDA tests
+#   (skipped without a GPU);
+# - build-san/ (Clang, AddressSanitizer + UndefinedBehaviorSanitizer): every test, the per-library
+#   GoogleTest binaries among them, then the fuzzers (scripts/test_sanitized.sh).
+# About 20 minutes from a fresh clone on a 2-core machine with a cold compiler cache, under 10 with a
+# warm one (docs/building.md).
 #   MEGASIM_CHECK_OPTIMIZED=1 also builds the LTO + PGO executable and checks that its reports are
 #   byte-identical to the test build's (scripts/check_optimized.sh; about 5 minutes more).
 set -euo pipefail
@@ -14,11 +19,11 @@ phase "installing what the build and the tests need (scripts/install_deps.sh)"
 bash scripts/install_deps.sh
 phase "format check"
 bash scripts/check_format.sh
-phase "building every target into build/ (scripts/build.sh all)"
-bash scripts/build.sh all
-phase "running the tests (ctest --test-dir build)"
+phase "building the executable, the Python module, the benchmarks and the CLI tests into build/ (scripts/build.sh ci)"
+bash scripts/build.sh ci
+phase "running the tests of build/ (ctest --test-dir build)"
 ctest --test-dir build --output-on-failure -j "$(nproc)" -LE timing
-phase "the suite under ASan and UBSan, and the fuzzers (scripts/test_sanitized.sh)"
+phase "every test under ASan and UBSan, then the fuzzers (scripts/test_sanitized.sh)"
 bash scripts/test_sanitized.sh
 if [ "${MEGASIM_CHECK_OPTIMIZED:-0}" = 1 ]; then
   phase "the optimised executable's reports against the test build's (scripts/check_optimized.sh)"

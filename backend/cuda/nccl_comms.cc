@@ -57,12 +57,12 @@ class WarmUp {
 };
 
 // ncclCommSplit of `parent`: every rank calls it; those with a color get the new communicator.
-ncclComm_t split(ncclComm_t parent, std::optional<std::int64_t> color, std::int64_t key, const std::string& name) {
+// color NCCL_SPLIT_NOCOLOR: this rank takes part in the split call but joins no communicator.
+ncclComm_t split(ncclComm_t parent, std::int64_t color, std::int64_t key, const std::string& name) {
   ncclComm_t out = nullptr;
-  const int c = color ? static_cast<int>(*color) : NCCL_SPLIT_NOCOLOR;
-  check_nccl(nccl().comm_split(parent, c, static_cast<int>(key), &out, nullptr), "ncclCommSplit (" + name + ")",
-             parent);
-  return color ? out : nullptr;
+  check_nccl(nccl().comm_split(parent, static_cast<int>(color), static_cast<int>(key), &out, nullptr),
+             "ncclCommSplit (" + name + ")", parent);
+  return color == NCCL_SPLIT_NOCOLOR ? nullptr : out;
 }
 
 }  // namespace
@@ -107,8 +107,7 @@ NcclComms::NcclComms(const models::ParallelLayout& layout, int world_rank, int w
         round_used |= split_round(layout.pipeline, s) == round;
       if (!round_used) continue;
       const std::optional<std::int64_t> pair = pair_in_round(layout.pipeline, pp, round);
-      const std::optional<std::int64_t> color =
-          pair ? std::optional<std::int64_t>(pipeline_group * layout.pipeline + *pair) : std::nullopt;
+      const std::int64_t color = pair ? pipeline_group * layout.pipeline + *pair : NCCL_SPLIT_NOCOLOR;
       const int key = pair ? rank_in_pair(layout.pipeline, *pair, pp) : 0;
       for (const int direction : {kUp, kDown}) {
         const std::string name =
