@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/scenario_options.h"
 #include "scenarios/campaign_report.h"
 #include "scenarios/campaign_study.h"
@@ -30,18 +31,25 @@ Action register_campaign(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "campaign", "simulate a whole training run with failures, recovery and checkpoints: ETTR and lost time");
   add_scenario_options(*cmd, o->scenario);
-  cmd->add_option("--days", o->campaign.days, "wall-clock days of training simulated")->capture_default_str();
+  cmd->add_option("--days", o->campaign.days, "wall-clock days of training simulated")
+      ->capture_default_str()
+      ->check(number_in(0, 3650));
   cmd->add_option("--seeds", o->campaign.seeds, "independent campaigns (ETTR mean and spread over them)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in(1, 100'000));
   cmd->add_flag("--sweep-checkpoint-interval", o->campaign.sweep,
                 "also run every seed at a grid of checkpoint intervals around Daly's optimum");
   cmd->add_option("--intervals", o->campaign.sweep_intervals_s, "the sweep's intervals in seconds instead of the grid")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(number_in(1e-3, 315'360'000));  // up to ten years, as checkpoint.interval_s
   cmd->add_option("--threads", o->campaign.threads,
                   "iteration simulations run at once (0: one per hardware thread; results do not change)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxThreadsOption));
   cmd->add_flag("--json", o->json, "print one JSON object (with the whole timeline of seed 0)");
-  cmd->add_option("--timeline-lines", o->timeline_lines, "timeline entries in the text report")->capture_default_str();
+  cmd->add_option("--timeline-lines", o->timeline_lines, "timeline entries in the text report")
+      ->capture_default_str()
+      ->check(integer_in(0, 10'000'000));
   return [cmd, o] {
     if (cmd->parsed()) run_campaign(*o);
   };

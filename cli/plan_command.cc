@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/scenario_options.h"
 #include "scenarios/plan_study.h"
 
@@ -29,7 +30,8 @@ Action register_plan(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("plan", "resolve and check the parallel plan: sizes, memory per GPU per stage, FLOPs");
   add_scenario_options(*cmd, o->scenario);
-  cmd->add_option("--gpus", o->gpus, "cluster size in GPUs (same as --set cluster.gpus=N)");
+  cmd->add_option("--gpus", o->gpus, "cluster size in GPUs (same as --set cluster.gpus=N)")
+      ->check(integer_in(1, kMaxGpusOption));
   cmd->add_flag("--json", o->json, "print one JSON object");
   return [cmd, o] {
     if (cmd->parsed()) run_plan(*o);

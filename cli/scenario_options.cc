@@ -1,9 +1,12 @@
 #include "cli/scenario_options.h"
 
+#include <cstdint>
+
 #include <cstdio>
 #include <fstream>
 #include <vector>
 
+#include "cli/numeric_options.h"
 #include "scenarios/loader.h"
 #include "sim/error.h"
 
@@ -13,7 +16,8 @@ void add_scenario_options(CLI::App& command, ScenarioOptions& options) {
   command.add_option("scenario", options.file, "scenario TOML file (default: the built-in MegaScale defaults)");
   command.add_option("--set", options.overrides, "override a key: section.key=value (repeatable)")
       ->type_name("KEY=VALUE");
-  command.add_option("--seed", options.seed, "master random seed (same as --set simulation.seed=N)");
+  command.add_option("--seed", options.seed, "master random seed (same as --set simulation.seed=N)")
+      ->check(integer_in(0, INT64_MAX));
 }
 
 scenarios::Scenario resolve_scenario(const ScenarioOptions& options) {
@@ -29,7 +33,8 @@ void add_timeout_option(CLI::App& command, double& seconds) {
       .add_option("--timeout", seconds,
                   "--backend cpu|cuda: seconds a rank may wait without progress (cuda: an iteration may take) "
                   "before the run is aborted")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(1e-3, kMaxTimeoutS));
 }
 
 std::chrono::milliseconds checked_timeout(double seconds) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/scenario_options.h"
 #include "scenarios/topology_report.h"
 #include "topology/summary.h"
@@ -50,7 +51,8 @@ Action register_topo(CLI::App& app) {
   auto options = std::make_shared<TopoOptions>();
   CLI::App* cmd = app.add_subcommand("topo", "build the cluster fabric and print what was built");
   add_scenario_options(*cmd, options->scenario);
-  cmd->add_option("--gpus", options->gpus, "cluster size in GPUs (same as --set cluster.gpus=N)");
+  cmd->add_option("--gpus", options->gpus, "cluster size in GPUs (same as --set cluster.gpus=N)")
+      ->check(integer_in(1, kMaxGpusOption));
   cmd->add_flag("--json", options->json, "print the summary as JSON");
   cmd->add_option("--write-json", options->graph_json, "write the whole graph (nodes and links) as JSON to FILE");
   cmd->add_option("--write-dot", options->graph_dot, "write the graph as GraphViz dot to FILE (small clusters)");
