@@ -109,6 +109,7 @@ void simulate_reached_states(const CampaignConfig& config, const CampaignOptions
   const bool damage = std::any_of(config.processes.begin(), config.processes.end(),
                                   [](const auto& p) { return p.effect == models::FailureEffect::kDamage; });
   const bool first_pass = damage || config.drift_step_s > 0;
+  if (first_pass) check_campaign_events(config, o.seeds, 1.0);  // the recorder's iterations take 1 s
   for (std::int64_t i = 0; first_pass && i < o.seeds; ++i) run_campaign_seed(config, recorder, seed_of(s, i), false);
   oracle.simulate(states, max_uptime_s, o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -181,10 +182,12 @@ CampaignReport run_campaign_study(const Scenario& s, const CampaignOptions& o) {
   config.job_gpus = s.cluster.gpus;
   config.stall_timeout_s = sim::to_seconds(s.fabric.stall_timeout_ns);
   config.drift_step_s = s.stragglers.drifts() ? kDriftStepS : 0;
+  check_campaign_events(config, o.seeds, std::numeric_limits<double>::infinity());  // the failures alone
   simulate_reached_states(config, o, s, oracle);
   const CampaignOracle callbacks = oracle.callbacks();
   r.iteration_time_s = oracle.iteration_time_s(FabricDamage{});
   r.iterations_per_checkpoint = std::max(1.0, std::round(s.checkpoint.interval_s / r.iteration_time_s));
+  check_campaign_events(config, o.seeds, r.iteration_time_s);
 
   std::vector<double> ettr;
   const double n = static_cast<double>(o.seeds);
@@ -208,6 +211,7 @@ CampaignReport run_campaign_study(const Scenario& s, const CampaignOptions& o) {
   if (o.sweep) {
     for (const double interval : sweep_grid(o, r)) {
       config.checkpoint.interval_s = interval;
+      check_campaign_events(config, o.seeds, r.iteration_time_s);
       std::vector<double> per_seed;
       for (std::int64_t i = 0; i < o.seeds; ++i) {
         per_seed.push_back(run_campaign_seed(config, callbacks, seed_of(s, i), false).ettr);
@@ -216,7 +220,8 @@ CampaignReport run_campaign_study(const Scenario& s, const CampaignOptions& o) {
     }
   }
   for (const auto& [damage, t] : oracle.simulated()) {
-    if (!damage.healthy()) r.damaged_iterations.push_back({damage, t});
+    if (!damage.healthy())
+      r.damaged_iterations.push_back({damage, t, std::isinf(t) ? oracle.disconnected_hosts(damage) : 0});
   }
   if (config.drift_step_s > 0) {
     for (const auto& [knot, t] : oracle.drift_knots()) r.drift_iterations.push_back({drift_knot_uptime_s(knot), t});
