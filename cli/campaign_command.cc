@@ -36,7 +36,7 @@ Action register_campaign(CLI::App& app) {
       ->check(number_in(0, 3650));
   cmd->add_option("--seeds", o->campaign.seeds, "independent campaigns (ETTR mean and spread over them)")
       ->capture_default_str()
-      ->check(integer_in(1, 100'000));
+      ->check(integer_in(INT64_MIN, INT64_MAX));  // the study says which counts are valid
   cmd->add_flag("--sweep-checkpoint-interval", o->campaign.sweep,
                 "also run every seed at a grid of checkpoint intervals around Daly's optimum");
   cmd->add_option("--intervals", o->campaign.sweep_intervals_s, "the sweep's intervals in seconds instead of the grid")

@@ -3,7 +3,9 @@
 // INT64_MAX without a word (a seed of 2^64 became 2^63 - 1), reads "010" as octal 8, and turns "-1"
 // into 2^64 - 1 for an unsigned target. These validators accept a base-10 integer, or a finite
 // decimal number, inside a physical range; anything else fails the parse (exit code 2) with
-// "--name: TEXT: want an integer from MIN to MAX".
+// "--name: TEXT: want a base-10 integer from MIN to MAX". Where a study checks the value itself (with
+// a message naming the option and the value), the range given is the option's type's, so that
+// only malformed or out-of-type text stops at the parser.
 #pragma once
 
 #include <CLI/CLI.hpp>

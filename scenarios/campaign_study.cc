@@ -26,8 +26,9 @@ constexpr std::int64_t kMaxSeeds = 100'000;
 constexpr double kDriftStepS = 600;
 
 void check_options(const CampaignOptions& o) {
-  if (!(std::isfinite(o.days) && o.days > 0 && o.days <= kMaxDays)) {
-    throw sim::ConfigError("--days", fmt::format("{}", o.days), "a number of days > 0 and <= 3650");
+  // At least a second: a shorter campaign (1e-300 days) has no time to train, only a zero ETTR.
+  if (!(std::isfinite(o.days) && o.days * kSecondsPerDay >= 1 && o.days <= kMaxDays)) {
+    throw sim::ConfigError("--days", fmt::format("{}", o.days), "a number of days from 1/86400 (a second) to 3650");
   }
   if (o.seeds < 1 || o.seeds > kMaxSeeds) {
     throw sim::ConfigError("--seeds", std::to_string(o.seeds), "an integer from 1 to 100000");

@@ -90,7 +90,7 @@ struct CampaignReport {
 };
 
 // Throws sim::ConfigError for a bad scenario, plan, failure, recovery or checkpoint key, or bad
-// options ("--days": a finite number > 0 up to 3650; "--seeds": 1 to 100000; "--intervals": > 0).
+// options ("--days": a second (1/86400) up to 3650; "--seeds": 1 to 100000; "--intervals": > 0).
 CampaignReport run_campaign_study(const Scenario& scenario, const CampaignOptions& options);
 
 // A campaign's work grows with its failure rates and checkpoints: the engine handles every failure,

@@ -117,9 +117,10 @@ TEST(CampaignPartition, APartitionFailsTheJobAtTheTimeoutAndEvictsTheHostsCutOff
 }
 
 // `megasim campaign tests/data/campaign_small.toml --set failures.switch_mtbf_h=5000 --days 30`: at
-// this rate several aggregation switches are down at once, which partitions a radix-8 Clos (the
-// iteration simulation of such a state ends with flows stalled). The campaign completes, reports the
-// partitioned state with the hosts it cuts off, and counts the job failures.
+// this rate four aggregation switches are sometimes down at once, which partitions a radix-8 Clos
+// (the iteration simulation of such a state ends with flows stalled). The campaign completes and
+// reports the partitioned state with the hosts it cuts off. (A damaged state can also run a little
+// faster than the healthy one: fewer paths change the ECMP collisions.)
 TEST(CampaignPartition, ACampaignAtAHighSwitchFailureRateCompletes) {
   Scenario s = load_scenario_file(std::string(MEGASIM_SOURCE_DIR) + "/tests/data/campaign_small.toml");
   apply_override(s, "failures.switch_mtbf_h=5000");
@@ -135,16 +136,37 @@ TEST(CampaignPartition, ACampaignAtAHighSwitchFailureRateCompletes) {
       EXPECT_LT(d.disconnected_hosts, r.inventory.hosts);
     } else {
       EXPECT_EQ(d.disconnected_hosts, 0);
-      EXPECT_GE(d.iteration_time_s, r.iteration_time_s * (1 - 1e-9));
+      EXPECT_GT(d.iteration_time_s, 0);
     }
   }
   EXPECT_TRUE(partitioned) << "no state partitioned the fabric: the case tests nothing";
-  bool logged = false;
-  for (const TimelineEvent& e : r.timeline) logged |= e.kind == "partitioned";
-  EXPECT_TRUE(logged);
   EXPECT_GT(r.job_failures, 0);
   EXPECT_GT(r.ettr.mean, 0);
   EXPECT_LT(r.ettr.mean, 1);
+}
+
+// At switch_mtbf_h = 2000 seed 0 itself meets partitions (its timeline is the report's): each is
+// logged with the hosts cut off, and the job fails within the NCCL timeout of it (7.5 s in
+// campaign_small.toml, or at once when it was recovering already).
+TEST(CampaignPartition, PartitionsInTheTimelineFailTheJobWithinTheTimeout) {
+  Scenario s = load_scenario_file(std::string(MEGASIM_SOURCE_DIR) + "/tests/data/campaign_small.toml");
+  apply_override(s, "failures.switch_mtbf_h=2000");
+  CampaignOptions o;
+  o.days = 30;
+  o.seeds = 1;
+  const CampaignReport r = run_campaign_study(s, o);
+  int partitions = 0;
+  for (std::size_t i = 0; i < r.timeline.size(); ++i) {
+    if (r.timeline[i].kind != "partitioned") continue;
+    ++partitions;
+    EXPECT_GT(r.timeline[i].value, 0);
+    bool failed = false;
+    for (std::size_t j = i + 1; j < r.timeline.size() && !failed; ++j) {
+      failed = r.timeline[j].kind == "job_failed" && r.timeline[j].time_s <= r.timeline[i].time_s + 7.5 + 1e-6;
+    }
+    EXPECT_TRUE(failed) << "no job failure within 7.5 s of the partition at " << r.timeline[i].time_s << " s";
+  }
+  EXPECT_GE(partitions, 1) << "seed 0 met no partition: the case tests nothing";
 }
 
 }  // namespace
