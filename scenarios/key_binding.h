@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
 #include "scenarios/keys.h"
+#include "sim/error.h"
 #include "sim/time.h"
 
 namespace megasim::scenarios::binding {
@@ -42,13 +44,18 @@ KeySpec field(std::string_view section, std::string_view name, std::string_view 
   return spec;
 }
 
-// A numeric key stored as-is, within `range` (keys.h; the table checks it before set() runs, so an
-// integer in range also fits the field's type).
+// A numeric key stored as-is, within `range` (keys.h; the table checks it before set() runs, and an
+// integer key's range must fit its field's type, asserted here, so the cast cannot truncate).
 template <typename Sub, typename Field>
 KeySpec field(std::string_view section, std::string_view name, std::string_view unit, std::string_view description,
               Sub Scenario::*sub, Field Sub::*member, KeyRange range) {
   constexpr ValueType type = value_type_of<Field>();
   static_assert(type == ValueType::kInt || type == ValueType::kFloat, "only numeric keys have a range");
+  if constexpr (type == ValueType::kInt) {
+    MEGASIM_ASSERT(range.min >= static_cast<double>(std::numeric_limits<Field>::lowest()) &&
+                       range.max <= static_cast<double>(std::numeric_limits<Field>::max()),
+                   "an integer key's range fits its field's type");
+  }
   KeySpec spec{section, name, type, unit, description, {}, {}, {}, range};
   spec.set = [sub, member](Scenario& s, const Value& v) {
     if constexpr (type == ValueType::kInt) {

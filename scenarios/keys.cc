@@ -19,7 +19,7 @@ namespace {
 using binding::duration;
 using binding::enum_field;
 using binding::field;
-using namespace ranges;  // NOLINT(google-build-using-namespace): the bounds read as data
+using namespace ranges;  // the bounds (key_ranges.h) read as data in the table
 constexpr double kNsPerSecond = 1e9;
 constexpr double kNsPerMicrosecond = 1e3;
 

@@ -9,7 +9,7 @@ namespace {
 
 using binding::enum_field;
 using binding::field;
-using namespace ranges;  // NOLINT(google-build-using-namespace): the bounds read as data
+using namespace ranges;  // the bounds (key_ranges.h) read as data in the table
 
 void add_failure_keys(std::vector<KeySpec>& t) {
   using models::FailureParams;

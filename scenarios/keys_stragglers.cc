@@ -8,7 +8,7 @@ namespace megasim::scenarios {
 
 void add_straggler_keys(std::vector<KeySpec>& t) {
   using binding::field;
-  using namespace ranges;  // NOLINT(google-build-using-namespace): the bounds read as data
+  using namespace ranges;  // the bounds (key_ranges.h) read as data in the table
   using models::StragglerParams;
   constexpr auto s = &Scenario::stragglers;
   t.push_back(field("stragglers", "slow_host_fraction", "",
