@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
+#include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "models/gpu_spec.h"
@@ -105,10 +106,12 @@ Action register_calibrate(CLI::App& app) {
   cmd->add_option("--backend", o->backend, "the real backend that measures: cuda (default) or cpu");
   cmd->add_option("--gpu", o->gpu, "the GPU's name in gpus.csv (default: from the device's name)");
   cmd->add_option("--out", o->out_file, "write the calibration file (TOML) here");
-  cmd->add_option("--repetitions", o->repetitions, "timed runs per measurement (the median is kept)");
+  cmd->add_option("--repetitions", o->repetitions, "timed runs per measurement (the median is kept)")
+      ->check(integer_in(1, 1'000'000));
   cmd->add_option("--gpus", o->gpus,
                   "cuda: GPU processes of the job (default 1; N > 1 starts N under mpirun on this machine's GPUs "
-                  "and measures the collectives between them over NCCL; under mpirun/srun: the launcher's)");
+                  "and measures the collectives between them over NCCL; under mpirun/srun: the launcher's)")
+      ->check(integer_in(1, 1'000'000));
   cmd->add_option("--nccl-max-bytes", o->nccl_max_bytes,
                   "cuda: the largest collective size measured over NCCL (default 1GiB; from 8KiB by x4)");
   cmd->add_flag("--json", o->json, "print one JSON object");

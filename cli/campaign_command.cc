@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "scenarios/campaign_report.h"
@@ -32,20 +33,25 @@ Action register_campaign(CLI::App& app) {
       "campaign", "simulate a whole training run with failures, recovery and checkpoints: ETTR and lost time");
   add_scenario_options(*cmd, o->scenario);
   add_gpus_option(*cmd, o->scenario);
-  cmd->add_option("--days", o->campaign.days, "wall-clock days of training simulated")->capture_default_str();
+  cmd->add_option("--days", o->campaign.days, "wall-clock days of training simulated")->capture_default_str()
+      ->check(number_in(0, 3650));
   cmd->add_option("--seeds", o->campaign.seeds, "independent campaigns (ETTR mean and spread over them)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in(INT64_MIN, INT64_MAX));  // the study says which counts are valid
   cmd->add_flag("--sweep-checkpoint-interval", o->campaign.sweep,
                 "also run every seed at a grid of checkpoint intervals around Daly's optimum");
   cmd->add_option("--intervals", o->campaign.sweep_intervals_s,
                   "with --sweep-checkpoint-interval: the sweep's intervals in seconds instead of the grid")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(number_in(1e-3, 315'360'000));  // up to ten years, as checkpoint.interval_s
   cmd->add_option("--threads", o->campaign.threads,
                   "iteration simulations run at once (0: one per hardware thread; results do not change)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxThreadsOption));
   cmd->add_flag("--json", o->json, "print one JSON object (with the whole timeline of seed 0)");
   cmd->add_option("--timeline-lines", o->timeline_lines, "timeline entries in the text report (not with --json)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in(0, 10'000'000));
   return [cmd, o] {
     if (!cmd->parsed()) return;
     refuse_inert(*cmd, "--timeline-lines", !o->json, "with --json (the JSON holds the whole timeline of seed 0)");

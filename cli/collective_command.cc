@@ -4,6 +4,7 @@
 
 #include "backend/sim/fabric.h"
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "scenarios/collective_study.h"
@@ -63,12 +64,15 @@ Action register_collective(CLI::App& app) {
   cmd->add_option("--bytes", o->bytes, "size in the nccl-tests sense: 1048576, 64MiB, 1GiB, 4GB")
       ->capture_default_str();
   cmd->add_option("--gpus", o->gpus,
-                  "cluster size in GPUs (rounded up to whole servers); without --group also the group size");
+                  "cluster size in GPUs (rounded up to whole servers); without --group also the group size")
+      ->check(integer_in(1, kMaxGpusOption));
   cmd->add_option("--algo", o->algo, "ring or tree")->capture_default_str();
   cmd->add_option("--routing", o->routing, "ecmp, spray or adaptive (default: fabric.routing)");
   cmd->add_option("--group", o->group, "run every tp, dp or pp group of the plan at once and report the slowest");
-  cmd->add_option("--tp", o->tp, "tensor-parallel size for --group (plan.tensor_model_parallel_size)");
-  cmd->add_option("--pp", o->pp, "pipeline-parallel size for --group (plan.pipeline_model_parallel_size)");
+  cmd->add_option("--tp", o->tp, "tensor-parallel size for --group (plan.tensor_model_parallel_size)")
+      ->check(integer_in(1, 4096));
+  cmd->add_option("--pp", o->pp, "pipeline-parallel size for --group (plan.pipeline_model_parallel_size)")
+      ->check(integer_in(1, 10'000));
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->add_flag("--wall-time", o->wall_time, "with --json: include the host time spent simulating");
   return [cmd, o] {

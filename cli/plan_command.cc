@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/scenario_options.h"
 #include "scenarios/plan_study.h"
 

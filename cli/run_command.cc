@@ -9,6 +9,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
+#include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "models/memory.h"
@@ -164,17 +165,20 @@ Action register_run(CLI::App& app) {
                   "process per GPU)")
       ->capture_default_str();
   cmd->add_option("--iterations", o->iterations, "--backend cpu|cuda: measured iterations (the median is reported)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in(1, 100'000));
   add_timeout_option(*cmd, o->timeout_s);
   cmd->add_option("--out", o->out_dir, "write report.json and trace.json (Perfetto) into DIR");
   cmd->add_flag("--json", o->json, "print the report as JSON");
   cmd->add_option("--trace-ranks", o->trace_ranks,
                   "with --out: exactly these ranks in trace.json (default: --max-trace-ranks of TP rank 0 of every "
                   "stage, replica by replica)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(integer_in(0, kMaxGpusOption - 1));
   cmd->add_option("--max-trace-ranks", o->max_trace_ranks,
                   "with --out: at most this many ranks in trace.json's default selection (0: all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxGpusOption));
   return [cmd, o] {
     if (!cmd->parsed()) return;
     check_context(*cmd, *o);

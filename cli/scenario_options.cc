@@ -1,5 +1,6 @@
 #include "cli/scenario_options.h"
 
+#include "cli/numeric_options.h"
 #include "scenarios/loader.h"
 #include "sim/error.h"
 
@@ -9,11 +10,13 @@ void add_scenario_options(CLI::App& command, ScenarioOptions& options) {
   command.add_option("scenario", options.file, "scenario TOML file (default: the built-in MegaScale defaults)");
   command.add_option("--set", options.overrides, "override a key: section.key=value (repeatable)")
       ->type_name("KEY=VALUE");
-  command.add_option("--seed", options.seed, "master random seed (same as --set simulation.seed=N)");
+  command.add_option("--seed", options.seed, "master random seed (same as --set simulation.seed=N)")
+      ->check(integer_in(0, INT64_MAX));
 }
 
 void add_gpus_option(CLI::App& command, ScenarioOptions& options) {
-  command.add_option("--gpus", options.gpus, "cluster size in GPUs (same as --set cluster.gpus=N)");
+  command.add_option("--gpus", options.gpus, "cluster size in GPUs (same as --set cluster.gpus=N)")
+      ->check(integer_in(1, kMaxGpusOption));
 }
 
 namespace {
@@ -47,7 +50,8 @@ void add_timeout_option(CLI::App& command, double& seconds) {
       .add_option("--timeout", seconds,
                   "--backend cpu|cuda: seconds a rank may wait without progress (cuda: an iteration may take) "
                   "before the run is aborted")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(1e-3, kMaxTimeoutS));
 }
 
 std::chrono::milliseconds checked_timeout(double seconds) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/progress_bar.h"
 #include "cli/scenario_options.h"
@@ -78,17 +79,22 @@ Action register_sweep(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "sweep", "simulate every valid TP/PP/virtual-stage/micro-batch plan (and any swept keys); rank by tokens/s");
   add_scenario_options(*cmd, o->scenario);
-  cmd->add_option("--gpus", o->gpus, "cluster sizes to sweep (same as --vary cluster.gpus=N1,N2,...)")->expected(1, -1);
+  cmd->add_option("--gpus", o->gpus, "cluster sizes to sweep (same as --vary cluster.gpus=N1,N2,...)")
+      ->expected(1, -1)
+      ->check(integer_in(1, kMaxGpusOption));
   cmd->add_option("--vary", o->vary,
                   "sweep a key: section.key=v1,v2,... or, for integers, a..b (a, 2a, 4a, ... and b) or a..b:s "
                   "(a, a+s, ... up to b); repeatable, crossed with each other and the plans")
       ->type_name("KEY=VALUES");
   cmd->add_option("--csv", o->csv, "write every candidate, simulated or rejected with its reason, as CSV");
-  cmd->add_option("--top", o->top, "print only the K fastest plans (0: all)")->capture_default_str();
+  cmd->add_option("--top", o->top, "print only the K fastest plans (0: all)")
+      ->capture_default_str()
+      ->check(integer_in(0, 1'000'000));
   cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
   cmd->add_option("--threads", o->threads,
                   "simulations run at once (0: one per hardware thread; results do not change)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxThreadsOption));
   cmd->add_option("--confirm-top", o->confirm_top,
                   "simulate in full, every replica and flow, every plan that could be among the K fastest (of each "
                   "point of --vary); the rest keep their one-replica screen, an upper bound (at least --top)")
@@ -100,11 +106,13 @@ Action register_sweep(CLI::App& app) {
                        ? std::string()
                        : text + ": want a whole number >= 1 (--full simulates every plan in full)";
           },
-          "K >= 1"));
+          "K >= 1"))
+      ->check(integer_in(1, 1'000'000));
   cmd->add_flag("--full", o->full, "simulate every plan in full (no screen)");
   cmd->add_option("--max-micro-batch", o->max_micro_batch,
                   "largest micro-batch size tried (powers of two from 1; 0: up to the global batch)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in(0, 16'777'216));
   return [cmd, o] {
     if (!cmd->parsed()) return;
     refuse_inert(*cmd, "--confirm-top", !o->full, "with --full (every plan is simulated in full: none to confirm)");

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "cli/scenario_options.h"
 #include "scenarios/output_files.h"
 #include "scenarios/topology_report.h"

@@ -15,6 +15,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
+#include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "models/plan.h"
@@ -151,10 +152,15 @@ Action register_validate(CLI::App& app) {
                   "the real backend: cpu (Eigen + MPI) or cuda (CUDA + NCCL, one process per GPU), the whole plan")
       ->capture_default_str();
   cmd->add_option("--stage", o->stage,
-                  "cuda shard mode: measure only the compute of rank 0 of this pipeline stage, on this machine's GPU");
+                  "cuda shard mode: measure only the compute of rank 0 of this pipeline stage, on this machine's GPU")
+      ->check(integer_in(0, 9'999));
   add_timeout_option(*cmd, o->timeout_s);
-  cmd->add_option("--iterations", o->iterations, "measured iterations (the median is compared)")->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "iterations run first and discarded")->capture_default_str();
+  cmd->add_option("--iterations", o->iterations, "measured iterations (the median is compared)")
+      ->capture_default_str()
+      ->check(integer_in(1, 100'000));
+  cmd->add_option("--warmup", o->warmup, "iterations run first and discarded")
+      ->capture_default_str()
+      ->check(integer_in(0, 100'000));
   cmd->add_flag("--json", o->json, "print the comparison as JSON");
   cmd->add_option("--out", o->out_dir, "write validation.json, measured_trace.json and predicted_trace.json into DIR");
   return [cmd, o] {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/numeric_options.h"
 #include "scenarios/whatif_study.h"
 
 namespace megasim::cli {
@@ -35,6 +36,7 @@ Action register_whatif(CLI::App& app) {
   cmd->add_option("trace", o->trace_path, "trace.json written by megasim run/validate --out DIR")->required();
   cmd->add_flag("--json", o->json, "print the analysis as JSON");
   cmd->add_option("--slowest", o->slowest, "ranks brought to their group's mean in fix_slowest_ranks")
+      ->check(integer_in(INT64_MIN, INT64_MAX))  // the study says which counts are valid
       ->capture_default_str();
   return [cmd, o] {
     if (cmd->parsed()) run_whatif(*o);

@@ -108,7 +108,8 @@ void validate(const CollectiveParams& params) {
 sim::SimTime phase_latency_ns(const CommPhase& phase, const CollectiveParams& params) {
   const sim::SimTime reduction =
       params.reduction_gbytes_per_s > 0
-          ? static_cast<sim::SimTime>(std::llround(phase.reduced_bytes / params.reduction_gbytes_per_s))  // ns
+          ? sim::from_nanoseconds(phase.reduced_bytes / params.reduction_gbytes_per_s,  // bytes / (bytes/ns)
+                                  "a collective's reduction time (check collective.reduction_gbytes_per_s)")
           : 0;
   if (!phase.crosses_network) return phase.steps * params.nvlink_step_latency_ns + reduction;
   return (phase.steps - phase.intra_server_steps) * params.net_step_latency_ns +

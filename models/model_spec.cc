@@ -7,15 +7,6 @@
 namespace megasim::models {
 namespace {
 
-// Upper bounds far beyond any published model (hidden 25,600 and vocabularies of 256 k at most),
-// so that parameter, memory and FLOP counts cannot overflow 64 bits.
-constexpr std::int64_t kMaxLayers = 10'000;
-constexpr std::int64_t kMaxHidden = 1 << 18;
-constexpr std::int64_t kMaxHeads = 1 << 14;
-constexpr std::int64_t kMaxSeqLength = 1 << 24;
-constexpr std::int64_t kMaxVocab = 1 << 26;
-constexpr std::int64_t kMaxFfn = 1 << 20;
-
 void require_between(std::int64_t value, const char* field, std::int64_t largest) {
   if (value < 1 || value > largest) {
     throw sim::ConfigError(std::string("model.") + field, std::to_string(value),

@@ -28,6 +28,16 @@ struct ModelSpec {
   bool untie_embeddings_and_output_weights = false;
 };
 
+// Upper bounds far beyond any published model (hidden 25,600 and vocabularies of 256 k at most),
+// so that parameter, memory and FLOP counts cannot overflow 64 bits (validate checks them; so does
+// the key table).
+inline constexpr std::int64_t kMaxLayers = 10'000;
+inline constexpr std::int64_t kMaxHidden = 1 << 18;
+inline constexpr std::int64_t kMaxHeads = 1 << 14;
+inline constexpr std::int64_t kMaxSeqLength = 1 << 24;
+inline constexpr std::int64_t kMaxVocab = 1 << 26;
+inline constexpr std::int64_t kMaxFfn = 1 << 20;
+
 // Throws sim::ConfigError with key "model.<field>" for the first invalid field: sizes must be
 // positive, hidden divisible by heads, heads divisible by query groups, groups <= heads.
 void validate(const ModelSpec& model);

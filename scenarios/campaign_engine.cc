@@ -96,7 +96,7 @@ SeedOutcome CampaignRun::run() {
   for (std::size_t i = 0; i < config_.processes.size(); ++i) schedule_next_failure(i);
   restart_drift();
   schedule_save();
-  const sim::SimTime horizon = sim::from_seconds(config_.horizon_s);
+  const sim::SimTime horizon = sim::from_seconds(config_.horizon_s, "the campaign's horizon (--days)");
   sim_.run_until(horizon);
   if (phase_ == Phase::kTraining) {
     settle();

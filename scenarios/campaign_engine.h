@@ -22,6 +22,12 @@
 // Failures happen at every moment, whatever the job is doing; a flap or a damaged part stalls the
 // job only while it trains. A flap whose stall exceeds the NCCL timeout fails the job when the
 // timeout fires.
+// A damaged part that would partition the fabric (iteration_time_s infinite) is handled as a failed
+// ToR is: the flows across the cut never finish, so a training job fails when the NCCL timeout fires
+// (the stall timeout, or recovery.nccl_watchdog_s when that is 0: PyTorch's watchdog ends a hung
+// collective) and a job in recovery restarts it at once; the hosts cut off (disconnected_hosts) are
+// evicted, to be replaced from the spare pool, and come back when the part is repaired. The job then
+// runs on the rest of the fabric, which the part no longer touches: it does not count in the damage.
 //
 // Determinism: each failure process draws from its own named stream ("campaign.<process name>"),
 // detection delays and flap durations from theirs, all from the seed given, and simultaneous events
@@ -51,12 +57,15 @@ std::size_t damage_slot(const models::FailureProcess& process);
 
 struct CampaignOracle {
   // Seconds of one iteration on the fabric with this damage (> 0); {} is the healthy cluster.
+  // Infinity: the damage partitions the fabric, and the job cannot train on it (below).
   std::function<double(const FabricDamage&)> iteration_time_s;
   // Seconds the flows crossing a cable of this tier stall when it is down for down_s seconds.
   std::function<double(models::FabricTier, double down_s)> stall_s;
   // The iteration time's multiple (> 0) after uptime_s seconds since the job's processes started
   // (drift); unset: 1. The engine asks for it at the middle of each drift step (CampaignConfig).
   std::function<double(double uptime_s)> drift_factor;
+  // The hosts a partitioning damage cuts off (> 0); needed when iteration_time_s can be infinite.
+  std::function<std::int64_t(const FabricDamage&)> disconnected_hosts;
 };
 
 struct CampaignConfig {
@@ -90,11 +99,11 @@ std::string_view to_string(LostCause c);  // "lost_work", "detection", ..., "deg
 
 struct TimelineEvent {
   double time_s = 0;
-  std::string_view kind;  // failure, flap, stall, job_failed, detected, diagnosed, waiting_for_spares,
-                          // replaced, restarted, resumed, checkpoint_saved, checkpoint_valid,
-                          // checkpoint_discarded, repaired
+  std::string_view kind;  // failure, flap, stall, partitioned, job_failed, detected, diagnosed,
+                          // waiting_for_spares, replaced, restarted, resumed, checkpoint_saved,
+                          // checkpoint_valid, checkpoint_discarded, repaired
   std::string_view what;  // the process name, or "" when there is none
-  double value = 0;       // seconds (flap, stall), hosts (replaced, waiting), iterations (checkpoints)
+  double value = 0;       // seconds (flap, stall), hosts (partitioned, replaced, waiting), iterations (checkpoints)
 };
 
 struct SeedOutcome {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "backend/sim/fabric.h"
+#include "backend/sim/iteration_executor.h"
 #include "scenarios/device.h"
 #include "scenarios/run_study.h"
 #include "sim/error.h"
@@ -134,7 +135,20 @@ double IterationOracle::simulate_one(const FabricDamage& capped, double uptime_s
   options.failed_links = failed_links(capped);
   options.straggler_whatifs = false;
   options.topology = topology_;
-  return run_iteration_study(at_uptime, options).report.iteration_time_s;
+  try {
+    return run_iteration_study(at_uptime, options).report.iteration_time_s;
+  } catch (const backend::UnroutableIteration&) {
+    return std::numeric_limits<double>::infinity();
+  }
+}
+
+std::int64_t IterationOracle::disconnected_hosts(const FabricDamage& damage) {
+  const FabricDamage c = capped(damage);
+  const auto it = disconnected_.find(c);
+  if (it != disconnected_.end()) return it->second;
+  const std::int64_t hosts = scenarios::disconnected_hosts(*topology_, failed_links(c));
+  disconnected_.emplace(c, hosts);
+  return hosts;
 }
 
 void IterationOracle::simulate(const std::vector<FabricDamage>& states, double max_uptime_s, unsigned threads) {
@@ -227,7 +241,8 @@ double IterationOracle::longest_stall_s(models::FabricTier tier) const {
 CampaignOracle IterationOracle::callbacks() {
   CampaignOracle out{[this](const FabricDamage& d) { return iteration_time_s(d); },
                      [this](models::FabricTier tier, double down_s) { return stall_s(tier, down_s); },
-                     {}};
+                     {},
+                     [this](const FabricDamage& d) { return disconnected_hosts(d); }};
   if (scenario_.stragglers.drifts()) out.drift_factor = [this](double uptime_s) { return drift_factor(uptime_s); };
   return out;
 }

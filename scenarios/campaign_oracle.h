@@ -10,6 +10,13 @@
 // kMaxSimulatedDamage parts of a kind are simulated; more count as that many (such states are rare:
 // failures are repaired within hours).
 //
+// A damaged fabric can be partitioned (a small Clos, or several parts of one plane down): some flow
+// of the iteration then has no path, the simulation ends with it stalled (backend::UnroutableIteration)
+// and the state's iteration time is infinite: the job cannot train in it. The hosts to evict to train
+// again are those under the rail ToRs that cannot reach every other ToR, removed greedily, the ToR
+// that reaches the fewest others first (disconnected_hosts below); the engine evicts them as for a
+// failed ToR (campaign_engine.h).
+//
 // Stall of a downed cable: a probe on the fabric (backend/sim/fabric) per tier: one transfer across
 // a cable of that tier, which goes down for a long time. When the fabric moves the flow to another
 // path the stall is the fabric's detection delay (fabric.failure_detection_s), and a shorter outage
@@ -55,8 +62,11 @@ class IterationOracle {
   // finished, the one of the first state in FabricDamage order, then the knots'.
   void simulate(const std::vector<FabricDamage>& states, double max_uptime_s, unsigned threads);
 
-  // Seconds of one iteration with this damage (simulated on first use, then cached).
+  // Seconds of one iteration with this damage (simulated on first use, then cached); infinity when
+  // the damage partitions the fabric.
   double iteration_time_s(const FabricDamage& damage);
+  // The hosts cut off by a damage that partitions the fabric (computed on first use, then cached).
+  std::int64_t disconnected_hosts(const FabricDamage& damage);
   // The drift factor after uptime_s seconds (1 without drift); knots simulated on first use.
   double drift_factor(double uptime_s);
   // Seconds a downed cable of this tier stalls the flows on it.
@@ -86,7 +96,12 @@ class IterationOracle {
   std::array<double, models::kFabricTierCount> longest_stall_s_{};
   std::map<FabricDamage, double> iteration_s_;
   std::map<std::int32_t, double> knot_s_;  // knots >= 1
+  std::map<FabricDamage, std::int64_t> disconnected_;
 };
+
+// The servers to evict so that the rail ToRs left reach each other with `failed` links out of their
+// ECMP groups (the greedy rule at the top); 0 when every ToR reaches every other.
+std::int64_t disconnected_hosts(const topo::Topology& topology, const std::vector<topo::LinkId>& failed);
 
 // The probe above: the stall of a flow whose cable of `tier` goes down for `down_s` seconds; 0 when
 // the cluster has no such cable on the probe's path (GPU 0 to the last GPU).

@@ -1,5 +1,6 @@
 // The campaign's failures and the recovery that follows a job failure (campaign_engine.h).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "scenarios/campaign_run.h"
@@ -33,6 +34,12 @@ void CampaignRun::on_failure(std::size_t index) {
       ++out_.failures[static_cast<std::size_t>(p.component)];
       log("failure", p.name);
       const std::size_t slot = damage_slot(p);
+      FabricDamage next = damage_;
+      ++next.failed[slot];
+      if (std::isinf(oracle_.iteration_time_s(next))) {
+        on_partition(p, next);
+        return;
+      }
       set_damage(slot, 1);
       sim_.schedule_after(delay(p.repair_s), [this, slot, name = p.name] {
         log("repaired", name);
@@ -52,6 +59,30 @@ void CampaignRun::on_failure(std::size_t index) {
       }
       fail_job(p);
       return;
+  }
+}
+
+// The part p just lost would partition the fabric (campaign_engine.h): its hosts cut off are evicted
+// and come back with its repair, and the job fails, after the NCCL timeout when it was training.
+void CampaignRun::on_partition(const models::FailureProcess& p, const FabricDamage& partitioned) {
+  MEGASIM_ASSERT(oracle_.disconnected_hosts, "an oracle with partitioned states says which hosts they cut off");
+  const std::int64_t hosts = oracle_.disconnected_hosts(partitioned);
+  MEGASIM_ASSERT(hosts > 0, "a partitioned fabric cuts some hosts off");
+  log("partitioned", p.name, static_cast<double>(hosts));
+  hosts_to_replace_ += hosts;
+  sim_.schedule_after(delay(p.repair_s), [this, hosts, name = p.name] {
+    log("repaired", name);
+    on_hosts_back(hosts);
+  });
+  if (!running()) {
+    fail_job(p);
+    return;
+  }
+  const double timeout = config_.stall_timeout_s > 0 ? config_.stall_timeout_s : config_.recovery.nccl_watchdog_s;
+  stall(timeout);
+  if (!sim_.is_pending(fatal_event_)) {
+    fatal_process_ = &p;
+    fatal_event_ = sim_.schedule_after(delay(timeout), [this] { fail_job(*fatal_process_); });
   }
 }
 

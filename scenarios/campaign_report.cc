@@ -112,7 +112,9 @@ std::string to_json(const CampaignReport& r) {
   for (const DamagedIteration& d : r.damaged_iterations) {
     w.begin_object();
     for (std::size_t k = 0; k < kDamageNames.size(); ++k) w.field(kDamageNames[k], d.damage.failed[k]);
-    w.field("iteration_time_s", d.iteration_time_s).end_object();
+    w.field("iteration_time_s", d.iteration_time_s);  // null when partitioned
+    if (d.disconnected_hosts > 0) w.field("disconnected_hosts", d.disconnected_hosts);
+    w.end_object();
   }
   w.end_array();
   w.key("drift_iterations").begin_array();
@@ -152,6 +154,10 @@ std::string to_text(const CampaignReport& r, std::size_t timeline_lines) {
     out += fmt::format("damaged fabric");
     for (std::size_t k = 0; k < kDamageNames.size(); ++k) {
       if (d.damage.failed[k] > 0) out += fmt::format(" {} {}", kDamageNames[k], d.damage.failed[k]);
+    }
+    if (d.disconnected_hosts > 0) {
+      out += fmt::format(": partitioned, {} hosts cut off (evicted when it happens)\n", d.disconnected_hosts);
+      continue;
     }
     out += fmt::format(": iteration {:.4f} s ({:+.2f}%)\n", d.iteration_time_s,
                        100 * (d.iteration_time_s / r.iteration_time_s - 1));

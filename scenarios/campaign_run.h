@@ -55,6 +55,7 @@ class CampaignRun {
   void schedule_next_failure(std::size_t process);
   void on_failure(std::size_t process);
   void on_network_outage(const models::FailureProcess& p, double down_s);
+  void on_partition(const models::FailureProcess& p, const FabricDamage& partitioned);
   void fail_job(const models::FailureProcess& p);
   [[nodiscard]] double detection_delay_s(bool network);
   void on_detected();

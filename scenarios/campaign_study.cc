@@ -28,8 +28,9 @@ constexpr std::int64_t kMaxSeeds = 100'000;
 constexpr double kDriftStepS = 600;
 
 void check_options(const CampaignOptions& o) {
-  if (!(std::isfinite(o.days) && o.days > 0 && o.days <= kMaxDays)) {
-    throw sim::ConfigError("--days", fmt::format("{}", o.days), "a number of days > 0 and <= 3650");
+  // At least a second: a shorter campaign (1e-300 days) has no time to train, only a zero ETTR.
+  if (!(std::isfinite(o.days) && o.days * kSecondsPerDay >= 1 && o.days <= kMaxDays)) {
+    throw sim::ConfigError("--days", fmt::format("{}", o.days), "a number of days from 1/86400 (a second) to 3650");
   }
   if (o.seeds < 1 || o.seeds > kMaxSeeds) {
     throw sim::ConfigError("--seeds", std::to_string(o.seeds), "an integer from 1 to 100000");
@@ -121,6 +122,7 @@ void simulate_reached_states(const CampaignConfig& config, const CampaignOptions
   const bool damage = std::any_of(config.processes.begin(), config.processes.end(),
                                   [](const auto& p) { return p.effect == models::FailureEffect::kDamage; });
   const bool first_pass = damage || config.drift_step_s > 0;
+  if (first_pass) check_campaign_events(config, o.seeds, 1.0);  // the recorder's iterations take 1 s
   for (std::int64_t i = 0; first_pass && i < o.seeds; ++i) run_campaign_seed(config, recorder, seed_of(s, i), false);
   oracle.simulate(states, max_uptime_s, o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -193,10 +195,12 @@ CampaignReport run_campaign_study(const Scenario& s, const CampaignOptions& o) {
   config.job_gpus = s.cluster.gpus;
   config.stall_timeout_s = sim::to_seconds(s.fabric.stall_timeout_ns);
   config.drift_step_s = s.stragglers.drifts() ? kDriftStepS : 0;
+  check_campaign_events(config, o.seeds, std::numeric_limits<double>::infinity());  // the failures alone
   simulate_reached_states(config, o, s, oracle);
   const CampaignOracle callbacks = oracle.callbacks();
   r.iteration_time_s = oracle.iteration_time_s(FabricDamage{});
   r.iterations_per_checkpoint = std::max(1.0, std::round(s.checkpoint.interval_s / r.iteration_time_s));
+  check_campaign_events(config, o.seeds, r.iteration_time_s);
 
   std::vector<double> ettr;
   const double n = static_cast<double>(o.seeds);
@@ -220,6 +224,7 @@ CampaignReport run_campaign_study(const Scenario& s, const CampaignOptions& o) {
   if (o.sweep) {
     for (const double interval : sweep_grid(o, r)) {
       config.checkpoint.interval_s = interval;
+      check_campaign_events(config, o.seeds, r.iteration_time_s);
       std::vector<double> per_seed;
       for (std::int64_t i = 0; i < o.seeds; ++i) {
         per_seed.push_back(run_campaign_seed(config, callbacks, seed_of(s, i), false).ettr);
@@ -228,7 +233,8 @@ CampaignReport run_campaign_study(const Scenario& s, const CampaignOptions& o) {
     }
   }
   for (const auto& [damage, t] : oracle.simulated()) {
-    if (!damage.healthy()) r.damaged_iterations.push_back({damage, t});
+    if (!damage.healthy())
+      r.damaged_iterations.push_back({damage, t, std::isinf(t) ? oracle.disconnected_hosts(damage) : 0});
   }
   if (config.drift_step_s > 0) {
     for (const auto& [knot, t] : oracle.drift_knots()) r.drift_iterations.push_back({drift_knot_uptime_s(knot), t});

@@ -53,7 +53,8 @@ struct SweepPoint {
 
 struct DamagedIteration {
   FabricDamage damage;
-  double iteration_time_s = 0;
+  double iteration_time_s = 0;          // infinity when the damage partitions the fabric
+  std::int64_t disconnected_hosts = 0;  // then: the hosts it cuts off (campaign_oracle.h)
 };
 
 // The healthy iteration after this long since the processes started (drift, campaign_oracle.h).
@@ -89,8 +90,18 @@ struct CampaignReport {
 };
 
 // Throws sim::ConfigError for a bad scenario, plan, failure, recovery or checkpoint key, or bad
-// options ("--days": a finite number > 0 up to 3650; "--seeds": 1 to 100000; "--intervals": > 0, each once).
+// options ("--days": a second (1/86400) up to 3650; "--seeds": 1 to 100000; "--intervals": > 0, each once).
 CampaignReport run_campaign_study(const Scenario& scenario, const CampaignOptions& options);
+
+// A campaign's work grows with its failure rates and checkpoints: the engine handles every failure,
+// flap and save as events (seed 0 keeps them all in its timeline). Throws sim::ConfigError naming
+// failures.rate_scale (or checkpoint.interval_s when saves dominate), with the expected counts,
+// when a seed expects more than kMaxCampaignEventsPerSeed of them, or a pass over all seeds more
+// than kMaxCampaignEvents, with `iteration_s` the iteration time the pass trains at. A month
+// of MegaScale's 175B job at the public rates expects about 400 failures and 2,900 saves a seed.
+inline constexpr double kMaxCampaignEventsPerSeed = 1e6;
+inline constexpr double kMaxCampaignEvents = 2e8;
+void check_campaign_events(const CampaignConfig& config, std::int64_t seeds, double iteration_s);
 
 // The job's component instances: every GPU, host, NIC, network cable and switch of the topology.
 models::ClusterInventory cluster_inventory(const topo::Topology& topology);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -24,37 +25,50 @@ constexpr ValueType value_type_of() {
     return ValueType::kString;
 }
 
-// A key stored as-is in field `field` of sub-struct `sub` of the Scenario.
+// A key stored as-is in field `field` of sub-struct `sub` of the Scenario: a boolean or a string
+// (numbers take the overload with their range below).
 template <typename Sub, typename Field>
 KeySpec field(std::string_view section, std::string_view name, std::string_view unit, std::string_view description,
               Sub Scenario::*sub, Field Sub::*member) {
   constexpr ValueType type = value_type_of<Field>();
+  static_assert(type == ValueType::kBool || type == ValueType::kString, "a numeric key needs its physical range");
   KeySpec spec{section, name, type, unit, description, {}, {}, {}};
-  spec.set = [sub, member, section, name](Scenario& s, const Value& v) {
-    if constexpr (type == ValueType::kInt) {
-      const std::int64_t x = std::get<std::int64_t>(v);
-      if constexpr (!std::is_same_v<Field, std::int64_t>) {
-        if (x < INT32_MIN || x > INT32_MAX) {
-          throw sim::ConfigError(std::string(section) + "." + std::string(name), std::to_string(x),
-                                 "an integer in the 32-bit range");
-        }
-      }
-      (s.*sub).*member = static_cast<Field>(x);
-    } else if constexpr (type == ValueType::kFloat) {
-      (s.*sub).*member = static_cast<Field>(std::get<double>(v));
-    } else if constexpr (type == ValueType::kBool) {
+  spec.set = [sub, member](Scenario& s, const Value& v) {
+    if constexpr (type == ValueType::kBool) {
       (s.*sub).*member = std::get<bool>(v);
     } else {
       (s.*sub).*member = std::get<std::string>(v);
     }
   };
+  spec.get = [sub, member](const Scenario& s) -> Value { return (s.*sub).*member; };
+  return spec;
+}
+
+// A numeric key stored as-is, within `range` (keys.h; the table checks it before set() runs, and an
+// integer key's range must fit its field's type, asserted here, so the cast cannot truncate).
+template <typename Sub, typename Field>
+KeySpec field(std::string_view section, std::string_view name, std::string_view unit, std::string_view description,
+              Sub Scenario::*sub, Field Sub::*member, KeyRange range) {
+  constexpr ValueType type = value_type_of<Field>();
+  static_assert(type == ValueType::kInt || type == ValueType::kFloat, "only numeric keys have a range");
+  if constexpr (type == ValueType::kInt) {
+    MEGASIM_ASSERT(range.min >= static_cast<double>(std::numeric_limits<Field>::lowest()) &&
+                       range.max <= static_cast<double>(std::numeric_limits<Field>::max()),
+                   "an integer key's range fits its field's type");
+  }
+  KeySpec spec{section, name, type, unit, description, {}, {}, {}, range};
+  spec.set = [sub, member](Scenario& s, const Value& v) {
+    if constexpr (type == ValueType::kInt) {
+      (s.*sub).*member = static_cast<Field>(std::get<std::int64_t>(v));
+    } else {
+      (s.*sub).*member = static_cast<Field>(std::get<double>(v));
+    }
+  };
   spec.get = [sub, member](const Scenario& s) -> Value {
     if constexpr (type == ValueType::kInt)
       return static_cast<std::int64_t>((s.*sub).*member);
-    else if constexpr (type == ValueType::kFloat)
-      return static_cast<double>((s.*sub).*member);
     else
-      return (s.*sub).*member;
+      return static_cast<double>((s.*sub).*member);
   };
   return spec;
 }
@@ -72,17 +86,14 @@ KeySpec enum_field(std::string_view section, std::string_view name, std::string_
   return spec;
 }
 
-// A float key in `unit` (seconds or microseconds) stored as SimTime nanoseconds.
+// A float key in `unit` (seconds or microseconds) within `range` (in that unit), stored as SimTime
+// nanoseconds.
 template <typename Sub>
 KeySpec duration(std::string_view section, std::string_view name, std::string_view unit, std::string_view description,
-                 Sub Scenario::*sub, sim::SimTime Sub::*member, double ns_per_unit) {
-  KeySpec spec{section, name, ValueType::kFloat, unit, description, {}, {}, {}};
-  spec.set = [sub, member, ns_per_unit, section, name](Scenario& s, const Value& v) {
-    const double x = std::get<double>(v);
-    if (!(x >= 0) || x * ns_per_unit > 9.2e18) {
-      throw sim::ConfigError(std::string(section) + "." + std::string(name), format_value(v), "a finite duration >= 0");
-    }
-    (s.*sub).*member = static_cast<sim::SimTime>(x * ns_per_unit + 0.5);
+                 Sub Scenario::*sub, sim::SimTime Sub::*member, double ns_per_unit, KeyRange range) {
+  KeySpec spec{section, name, ValueType::kFloat, unit, description, {}, {}, {}, range};
+  spec.set = [sub, member, ns_per_unit](Scenario& s, const Value& v) {
+    (s.*sub).*member = static_cast<sim::SimTime>(std::get<double>(v) * ns_per_unit + 0.5);  // the range bounds it
   };
   spec.get = [sub, member, ns_per_unit](const Scenario& s) -> Value {
     return static_cast<double>((s.*sub).*member) / ns_per_unit;

@@ -8,6 +8,7 @@
 
 #include "models/gpu_spec.h"
 #include "scenarios/key_binding.h"
+#include "scenarios/key_ranges.h"
 #include "scenarios/keys_reliability.h"
 #include "scenarios/keys_stragglers.h"
 #include "sim/error.h"
@@ -18,6 +19,7 @@ namespace {
 using binding::duration;
 using binding::enum_field;
 using binding::field;
+using namespace ranges;  // the bounds (key_ranges.h) read as data in the table
 constexpr double kNsPerSecond = 1e9;
 constexpr double kNsPerMicrosecond = 1e3;
 
@@ -25,8 +27,8 @@ using Setter = std::function<void(Scenario&, const Value&)>;
 using Getter = std::function<Value(const Scenario&)>;
 
 KeySpec custom(std::string_view section, std::string_view name, ValueType type, std::string_view unit,
-               std::string_view choices, std::string_view description, Setter set, Getter get) {
-  return KeySpec{section, name, type, unit, description, choices, std::move(set), std::move(get)};
+               std::string_view choices, std::string_view description, Setter set, Getter get, KeyRange range = {}) {
+  return KeySpec{section, name, type, unit, description, choices, std::move(set), std::move(get), range};
 }
 
 const std::string& text_of(const Value& v) {
@@ -36,12 +38,8 @@ const std::string& text_of(const Value& v) {
 void add_simulation_keys(std::vector<KeySpec>& t) {
   t.push_back(custom(
       "simulation", "seed", ValueType::kInt, "", "", "master seed of every named random stream",
-      [](Scenario& s, const Value& v) {
-        const std::int64_t x = std::get<std::int64_t>(v);
-        if (x < 0) throw sim::ConfigError("simulation.seed", std::to_string(x), "an integer >= 0");
-        s.seed = static_cast<std::uint64_t>(x);
-      },
-      [](const Scenario& s) -> Value { return static_cast<std::int64_t>(s.seed); }));
+      [](Scenario& s, const Value& v) { s.seed = static_cast<std::uint64_t>(std::get<std::int64_t>(v)); },
+      [](const Scenario& s) -> Value { return static_cast<std::int64_t>(s.seed); }, between(0, kMaxSeed)));
   t.push_back(custom(
       "simulation", "name", ValueType::kString, "", "", "a label copied into reports",
       [](Scenario& s, const Value& v) { s.name = text_of(v); }, [](const Scenario& s) -> Value { return s.name; }));
@@ -58,36 +56,39 @@ void add_cluster_keys(std::vector<KeySpec>& t) {
         s.gpu = name == kCalibratedGpu ? name : models::find_gpu(name, "cluster.gpu").name;
       },
       [](const Scenario& s) -> Value { return s.gpu; }));
-  t.push_back(field("cluster", "gpus", "GPUs", "total GPUs (a multiple of gpus_per_server)", c, &ClusterParams::gpus));
+  t.push_back(field("cluster", "gpus", "GPUs", "total GPUs (a multiple of gpus_per_server)", c, &ClusterParams::gpus,
+                    between(1, kMaxGpus)));
   t.push_back(custom(
       "cluster", "placement", ValueType::kString, "", "contiguous|topology_aware|scattered",
       "rank to GPU: Megatron order on consecutive servers, stages aligned to ToR groups, or shuffled servers",
       [](Scenario& s, const Value& v) { s.placement = topo::parse_placement_policy(text_of(v), "cluster.placement"); },
       [](const Scenario& s) -> Value { return std::string(topo::to_string(s.placement)); }));
   t.push_back(field("cluster", "gpus_per_server", "GPUs", "GPUs behind one NVSwitch, one NIC each", c,
-                    &ClusterParams::gpus_per_server));
+                    &ClusterParams::gpus_per_server, between(1, 4096)));
   t.push_back(field("cluster", "rails", "", "rail ToRs per group; GPU k of a server uses rail k % rails", c,
-                    &ClusterParams::rails));
+                    &ClusterParams::rails, between(1, 4096)));
   t.push_back(field("cluster", "nic_gbps", "Gb/s", "NIC port speed, each way (0: from the device)", c,
-                    &ClusterParams::nic_gbps));
+                    &ClusterParams::nic_gbps, zero_or(kMinGbps, kMaxGbps)));
   t.push_back(field("cluster", "nvlink_gbytes_per_s", "GB/s", "NVLink bandwidth per GPU, each way (0: from the GPU)", c,
-                    &ClusterParams::nvlink_gbytes_per_s));
-  t.push_back(field("cluster", "switch_radix", "ports", "ports per switch (even)", c, &ClusterParams::switch_radix));
-  t.push_back(
-      field("cluster", "switch_port_gbps", "Gb/s", "switch port speed, each way", c, &ClusterParams::switch_port_gbps));
+                    &ClusterParams::nvlink_gbytes_per_s, zero_or(kMinGbytesPerS, kMaxGbytesPerS)));
+  t.push_back(field("cluster", "switch_radix", "ports", "ports per switch (even)", c, &ClusterParams::switch_radix,
+                    between(4, 1024)));
+  t.push_back(field("cluster", "switch_port_gbps", "Gb/s", "switch port speed, each way", c,
+                    &ClusterParams::switch_port_gbps, between(kMinGbps, kMaxGbps)));
   t.push_back(field("cluster", "tor_downlink_split", "", "NIC links per ToR down port (breakout cables)", c,
-                    &ClusterParams::tor_downlink_split));
+                    &ClusterParams::tor_downlink_split, between(1, 64)));
   t.push_back(field("cluster", "servers_per_group", "servers", "servers under one rail-ToR group", c,
-                    &ClusterParams::servers_per_group));
+                    &ClusterParams::servers_per_group, between(1, 32768)));
   t.push_back(field("cluster", "tor_oversubscription", "", "ToR down/up bandwidth ratio (>= 1)", c,
-                    &ClusterParams::tor_oversubscription));
+                    &ClusterParams::tor_oversubscription, between(1, 512)));
   t.push_back(field("cluster", "agg_oversubscription", "", "aggregation down/up bandwidth ratio (>= 1)", c,
-                    &ClusterParams::agg_oversubscription));
-  t.push_back(field("cluster", "tiers", "", "switch tiers: 0 automatic, 2 or 3", c, &ClusterParams::tiers));
-  t.push_back(field("cluster", "link_latency_ns", "ns", "latency of one network hop (switch and cable)", c,
-                    &ClusterParams::link_latency_ns));
+                    &ClusterParams::agg_oversubscription, between(1, 512)));
   t.push_back(
-      field("cluster", "nvlink_latency_ns", "ns", "latency of one NVLink hop", c, &ClusterParams::nvlink_latency_ns));
+      field("cluster", "tiers", "", "switch tiers: 0 automatic, 2 or 3", c, &ClusterParams::tiers, between(0, 3)));
+  t.push_back(field("cluster", "link_latency_ns", "ns", "latency of one network hop (switch and cable)", c,
+                    &ClusterParams::link_latency_ns, between(0, kMaxLinkLatencyNs)));
+  t.push_back(field("cluster", "nvlink_latency_ns", "ns", "latency of one NVLink hop", c,
+                    &ClusterParams::nvlink_latency_ns, between(0, kMaxNvlinkLatencyNs)));
 }
 
 void add_fabric_keys(std::vector<KeySpec>& t) {
@@ -107,53 +108,59 @@ void add_fabric_keys(std::vector<KeySpec>& t) {
       [](Scenario& s, const Value& v) { s.fabric.ecmp.polarized = std::get<bool>(v); },
       [](const Scenario& s) -> Value { return s.fabric.ecmp.polarized; }));
   t.push_back(field("fabric", "qps_per_connection", "", "queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION)", f,
-                    &FabricParams::qps_per_connection));
+                    &FabricParams::qps_per_connection, between(1, kMaxQpsPerConnection)));
   t.push_back(field("fabric", "nvlink_efficiency", "", "achievable fraction of NVLink bandwidth", f,
-                    &FabricParams::nvlink_efficiency));
+                    &FabricParams::nvlink_efficiency, between(kMinEfficiency, 1)));
   t.push_back(field("fabric", "network_efficiency", "", "achievable fraction of network link bandwidth", f,
-                    &FabricParams::network_efficiency));
+                    &FabricParams::network_efficiency, between(kMinEfficiency, 1)));
   t.push_back(duration("fabric", "failure_detection_s", "s", "delay before a failed link leaves its ECMP groups", f,
-                       &FabricParams::failure_detection_ns, kNsPerSecond));
+                       &FabricParams::failure_detection_ns, kNsPerSecond, between(0, kHourS)));
   t.push_back(duration("fabric", "stall_timeout_s", "s", "a flow stalled this long fails the job (0: never)", f,
-                       &FabricParams::stall_timeout_ns, kNsPerSecond));
+                       &FabricParams::stall_timeout_ns, kNsPerSecond, between(0, kWeekS)));
 }
 
 void add_collective_keys(std::vector<KeySpec>& t) {
   using models::CollectiveParams;
   constexpr auto c = &Scenario::collective;
   t.push_back(field("collective", "channels", "", "NCCL channels per collective, each on its own connections", c,
-                    &CollectiveParams::channels));
+                    &CollectiveParams::channels, between(1, 64)));
   t.push_back(duration("collective", "base_latency_us", "us", "fixed cost of one collective call", c,
-                       &CollectiveParams::base_latency_ns, kNsPerMicrosecond));
+                       &CollectiveParams::base_latency_ns, kNsPerMicrosecond, between(0, kMaxCollectiveLatencyUs)));
   t.push_back(duration("collective", "nvlink_step_latency_us", "us", "latency of one algorithm step over NVLink", c,
-                       &CollectiveParams::nvlink_step_latency_ns, kNsPerMicrosecond));
+                       &CollectiveParams::nvlink_step_latency_ns, kNsPerMicrosecond,
+                       between(0, kMaxCollectiveLatencyUs)));
   t.push_back(duration("collective", "net_step_latency_us", "us", "latency of one algorithm step across the network", c,
-                       &CollectiveParams::net_step_latency_ns, kNsPerMicrosecond));
+                       &CollectiveParams::net_step_latency_ns, kNsPerMicrosecond, between(0, kMaxCollectiveLatencyUs)));
   t.push_back(field("collective", "hierarchical", "", "NVLink reduce-scatter, per-rail rings, NVLink all-gather", c,
                     &CollectiveParams::hierarchical));
   t.push_back(field("collective", "reduction_gbytes_per_s", "GB/s",
                     "rate of combining received data in reducing collectives (0: free, as with NCCL)", c,
-                    &CollectiveParams::reduction_gbytes_per_s));
+                    &CollectiveParams::reduction_gbytes_per_s, zero_or(kMinGbytesPerS, kMaxGbytesPerS)));
 }
 
 void add_model_keys(std::vector<KeySpec>& t) {
   using models::ModelSpec;
   constexpr auto m = &Scenario::model;
-  t.push_back(field("model", "num_layers", "", "transformer layers", m, &ModelSpec::num_layers));
-  t.push_back(field("model", "hidden_size", "", "hidden size h", m, &ModelSpec::hidden_size));
-  t.push_back(field("model", "num_attention_heads", "", "attention heads a", m, &ModelSpec::num_attention_heads));
+  t.push_back(field("model", "num_layers", "", "transformer layers", m, &ModelSpec::num_layers,
+                    between(1, models::kMaxLayers)));
+  t.push_back(
+      field("model", "hidden_size", "", "hidden size h", m, &ModelSpec::hidden_size, between(1, models::kMaxHidden)));
+  t.push_back(field("model", "num_attention_heads", "", "attention heads a", m, &ModelSpec::num_attention_heads,
+                    between(1, models::kMaxHeads)));
   t.push_back(field("model", "num_query_groups", "", "key/value heads for grouped-query attention (0: = heads)", m,
-                    &ModelSpec::num_query_groups));
+                    &ModelSpec::num_query_groups, between(0, models::kMaxHeads)));
   t.push_back(field("model", "ffn_hidden_size", "", "MLP width (0: 4h for GeLU, Megatron's 8h/3 rule for SwiGLU)", m,
-                    &ModelSpec::ffn_hidden_size));
+                    &ModelSpec::ffn_hidden_size, between(0, models::kMaxFfn)));
   t.push_back(enum_field("model", "activation", "gelu|swiglu", "MLP activation", m, &ModelSpec::activation,
                          models::parse_activation));
   t.push_back(enum_field("model", "position_embedding_type", "learned_absolute|rope", "position embedding", m,
                          &ModelSpec::position_embedding_type, models::parse_position_embedding));
-  t.push_back(field("model", "seq_length", "tokens", "sequence length s", m, &ModelSpec::seq_length));
-  t.push_back(field("model", "vocab_size", "tokens", "vocabulary before padding", m, &ModelSpec::vocab_size));
+  t.push_back(field("model", "seq_length", "tokens", "sequence length s", m, &ModelSpec::seq_length,
+                    between(1, models::kMaxSeqLength)));
+  t.push_back(field("model", "vocab_size", "tokens", "vocabulary before padding", m, &ModelSpec::vocab_size,
+                    between(1, models::kMaxVocab)));
   t.push_back(field("model", "make_vocab_size_divisible_by", "", "vocabulary padding unit (times TP)", m,
-                    &ModelSpec::make_vocab_size_divisible_by));
+                    &ModelSpec::make_vocab_size_divisible_by, between(1, models::kMaxVocab)));
   t.push_back(field("model", "untie_embeddings_and_output_weights", "", "separate output layer weights", m,
                     &ModelSpec::untie_embeddings_and_output_weights));
 }
@@ -162,17 +169,17 @@ void add_plan_keys(std::vector<KeySpec>& t) {
   using models::ParallelPlan;
   constexpr auto p = &Scenario::plan;
   t.push_back(field("plan", "tensor_model_parallel_size", "", "tensor-parallel size (inside a server)", p,
-                    &ParallelPlan::tensor_model_parallel_size));
+                    &ParallelPlan::tensor_model_parallel_size, between(1, 4096)));
   t.push_back(field("plan", "pipeline_model_parallel_size", "", "pipeline stages", p,
-                    &ParallelPlan::pipeline_model_parallel_size));
+                    &ParallelPlan::pipeline_model_parallel_size, between(1, models::kMaxLayers)));
   t.push_back(field("plan", "num_layers_per_virtual_pipeline_stage", "", "layers per model chunk (0: no interleaving)",
-                    p, &ParallelPlan::num_layers_per_virtual_pipeline_stage));
+                    p, &ParallelPlan::num_layers_per_virtual_pipeline_stage, between(0, models::kMaxLayers)));
   t.push_back(field("plan", "sequence_parallel", "", "shard LayerNorm/dropout activations over TP", p,
                     &ParallelPlan::sequence_parallel));
-  t.push_back(
-      field("plan", "micro_batch_size", "samples", "samples per micro-batch", p, &ParallelPlan::micro_batch_size));
+  t.push_back(field("plan", "micro_batch_size", "samples", "samples per micro-batch", p,
+                    &ParallelPlan::micro_batch_size, between(1, kMaxBatch)));
   t.push_back(field("plan", "global_batch_size", "samples", "samples per iteration (data parallel derived)", p,
-                    &ParallelPlan::global_batch_size));
+                    &ParallelPlan::global_batch_size, between(1, kMaxBatch)));
   t.push_back(field("plan", "use_distributed_optimizer", "", "shard optimizer state over DP (ZeRO-1/2 style)", p,
                     &ParallelPlan::use_distributed_optimizer));
   t.push_back(enum_field("plan", "recompute_granularity", "none|selective|full", "activation recomputation", p,
@@ -188,7 +195,7 @@ void add_plan_keys(std::vector<KeySpec>& t) {
   t.push_back(field("plan", "parallel_transformer_block", "", "attention and MLP in parallel (MegaScale)", p,
                     &ParallelPlan::parallel_transformer_block));
   t.push_back(field("plan", "sliding_window_size", "tokens", "attention window (0: full causal)", p,
-                    &ParallelPlan::sliding_window_size));
+                    &ParallelPlan::sliding_window_size, between(0, models::kMaxSeqLength)));
   t.push_back(field("plan", "use_flash_attention", "", "FlashAttention-2 and fused kernels", p,
                     &ParallelPlan::use_flash_attention));
   t.push_back(field("plan", "async_data_loading", "", "data loading off the critical path", p,
@@ -202,6 +209,22 @@ void add_calibration_keys(std::vector<KeySpec>& t) {
       [](const Scenario& s) -> Value { return s.calibration_file; }));
 }
 
+// Every numeric key checks its range before its own setter runs: one check for TOML, --set and
+// Python alike.
+void check_ranges_on_set(std::vector<KeySpec>& t) {
+  for (KeySpec& k : t) {
+    if (k.type != ValueType::kInt && k.type != ValueType::kFloat) continue;
+    MEGASIM_ASSERT(k.range.min < k.range.max, "every numeric key of the table declares its physical range");
+    k.set = [inner = std::move(k.set), range = k.range, key = k.full_name(), unit = k.unit](Scenario& s,
+                                                                                            const Value& v) {
+      if (!range.contains(v)) {
+        throw sim::ConfigError(key, format_value(v), range.describe(unit, std::holds_alternative<std::int64_t>(v)));
+      }
+      inner(s, v);
+    };
+  }
+}
+
 std::vector<KeySpec> build_table() {
   std::vector<KeySpec> t;
   add_simulation_keys(t);
@@ -213,6 +236,7 @@ std::vector<KeySpec> build_table() {
   add_calibration_keys(t);
   add_straggler_keys(t);
   add_reliability_keys(t);
+  check_ranges_on_set(t);
   return t;
 }
 
@@ -255,6 +279,29 @@ std::string format_value(const Value& value) {
           return fmt::format("{}", v);
       },
       value);
+}
+
+bool KeyRange::contains(const Value& value) const {
+  double x = 0;
+  if (const auto* i = std::get_if<std::int64_t>(&value)) {
+    x = static_cast<double>(*i);  // exact for the bounds (below 2^53, or INT64_MAX itself)
+  } else if (const auto* d = std::get_if<double>(&value)) {
+    x = *d;
+  } else {
+    return false;
+  }
+  return (x >= min && x <= max) || (or_zero && x == 0);
+}
+
+std::string KeyRange::describe(std::string_view unit, bool integer) const {
+  // Integer bounds as integers; INT64_MAX is 2^63 as a double, so it is spelt out.
+  const auto bound = [integer](double b) {
+    if (!integer) return fmt::format("{}", b);
+    return b >= 9.2e18 ? std::string("9223372036854775807") : fmt::format("{}", static_cast<std::int64_t>(b));
+  };
+  const std::string span = fmt::format("{} from {} to {}{}", integer ? "an integer" : "a number", bound(min),
+                                       bound(max), unit.empty() ? "" : " " + std::string(unit));
+  return or_zero ? "0, or " + span : span;
 }
 
 std::string KeySpec::full_name() const {
@@ -309,8 +356,10 @@ std::string describe_keys() {
     }
     std::string type(to_string(k.type));
     if (!k.choices.empty()) type = std::string(k.choices);
-    out += fmt::format("  {:<30} {:<20} default {:<12} {:<8} {}\n", k.name, type, format_value(k.get(defaults)), k.unit,
-                       k.description);
+    const bool numeric = k.type == ValueType::kInt || k.type == ValueType::kFloat;
+    const std::string range = numeric ? " (" + k.range.describe(k.unit, k.type == ValueType::kInt) + ")" : "";
+    out += fmt::format("  {:<30} {:<20} default {:<12} {:<8} {}{}\n", k.name, type, format_value(k.get(defaults)),
+                       k.unit, k.description, range);
   }
   return out;
 }

@@ -21,6 +21,22 @@ using Value = std::variant<std::int64_t, double, bool, std::string>;
 // The value as a user would write it in TOML (strings quoted).
 std::string format_value(const Value& value);
 
+// The physical range of a numeric key, checked whenever the key is set (TOML, --set, Python): a value
+// in [min, max], or exactly 0 when `or_zero` (a sentinel the description explains: "0: from the
+// device", "0: never"). NaN and infinities are outside every range. The bounds are physics, with room
+// to spare (a NIC of 1e12 Gb/s, a latency of a year, an efficiency of 1e-300 are not), and chosen so
+// that no value in range can overflow the simulation's arithmetic by itself (sim/time.h checks what
+// the values do together). Integer bounds are below 2^53, so they are exact as doubles.
+struct KeyRange {
+  double min = 0;
+  double max = 0;
+  bool or_zero = false;
+
+  [[nodiscard]] bool contains(const Value& value) const;
+  // "an integer from 1 to 16777214 GPUs", "0, or a number from 0.01 to 100000 Gb/s".
+  [[nodiscard]] std::string describe(std::string_view unit, bool integer) const;
+};
+
 struct KeySpec {
   std::string_view section;
   std::string_view name;
@@ -31,6 +47,7 @@ struct KeySpec {
   // Sets the key; the Value already has the key's type. Throws sim::ConfigError for a bad choice.
   std::function<void(Scenario&, const Value&)> set;
   std::function<Value(const Scenario&)> get;
+  KeyRange range = {};  // integer and number keys only (see above); set() checks it
 
   [[nodiscard]] std::string full_name() const;
 };
@@ -45,7 +62,7 @@ const KeySpec& find_key(std::string_view section, std::string_view name);
 // does not match throws sim::ConfigError(key, value, "<type>").
 Value coerce(const KeySpec& key, const Value& value);
 
-// A readable table of every key: name, type, default, unit, description.
+// A readable table of every key: name, type, default, unit, description and, for numbers, the range.
 std::string describe_keys();
 
 }  // namespace megasim::scenarios

@@ -17,6 +17,11 @@ std::string keys_json() {
     w.key("default");
     std::visit([&w](const auto& x) { w.value(x); }, k.get(defaults));
     w.field("unit", k.unit).field("description", k.description).field("choices", k.choices);
+    if (k.type == ValueType::kInt || k.type == ValueType::kFloat) {
+      // The physical range the table checks on every set (keys.h); or_zero: 0 is valid besides it.
+      w.key("range").begin_object().field("min", k.range.min).field("max", k.range.max);
+      w.field("or_zero", k.range.or_zero).end_object();
+    }
     w.end_object();
   }
   w.end_array().end_object();

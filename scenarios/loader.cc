@@ -51,6 +51,34 @@ void apply_table(Scenario& scenario, const toml::table& root) {
   }
 }
 
+// " (the value of section.key)" for the `key = value` line `line` (1-based) of a TOML text, found
+// with the [section] header above it; "" when the line is not such a line. For TOML++'s errors, which
+// name a position (an integer beyond 64 bits: "not representable in 64 bits") but not the key.
+std::string key_at_line(std::string_view text, std::size_t line) {
+  std::string section;
+  std::size_t number = 1;
+  for (std::size_t at = 0; at <= text.size() && number <= line; ++number) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view l = text.substr(at, end - at);
+    at = end + 1;
+    while (!l.empty() && (l.front() == ' ' || l.front() == '\t')) l.remove_prefix(1);
+    if (l.starts_with('[')) {
+      const std::size_t close = l.find(']');
+      if (close != std::string_view::npos) section = std::string(l.substr(1, close - 1));
+      continue;
+    }
+    if (number != line) continue;
+    const std::size_t eq = l.find('=');
+    if (eq == std::string_view::npos) return "";
+    std::string_view name = l.substr(0, eq);
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.remove_suffix(1);
+    if (name.empty()) return "";
+    return " (the value of " + (section.empty() ? "" : section + ".") + std::string(name) + ")";
+  }
+  return "";
+}
+
 Value parse_text_as(const KeySpec& spec, std::string_view text) {
   const std::string full = spec.full_name();
   const std::string quoted = "\"" + std::string(text) + "\"";
@@ -58,6 +86,10 @@ Value parse_text_as(const KeySpec& spec, std::string_view text) {
     case ValueType::kInt: {
       std::int64_t x = 0;
       const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+      if (ec == std::errc::result_out_of_range) {
+        // Refused, not clamped: a seed of 2^64 is not INT64_MAX.
+        throw sim::ConfigError(full, quoted, spec.range.describe(spec.unit, true));
+      }
       if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
         throw sim::ConfigError(full, quoted, "an integer");
       }
@@ -92,7 +124,8 @@ void apply_toml_text(Scenario& scenario, std::string_view toml_text, std::string
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
     throw sim::ConfigError(std::string(source) + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) +
-                           ": malformed TOML: " + std::string(e.description()));
+                           ": malformed TOML: " + std::string(e.description()) +
+                           key_at_line(toml_text, static_cast<std::size_t>(where.line)));
   }
   apply_table(scenario, root);
 }

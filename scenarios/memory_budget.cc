@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "models/workload.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -17,6 +18,7 @@ namespace {
 
 constexpr double kBytesPerGpu = 8 * 1024;
 constexpr double kBytesPerTaskRecord = 64;
+constexpr double kBytesPerProgramTask = 256;
 constexpr double kBaseBytes = 64.0 * 1024 * 1024;
 constexpr double kGB = 1e9;  // memory in reports is in decimal GB, as HBM capacities (gpus.csv)
 
@@ -43,18 +45,51 @@ double limit_left(int resource, double used) {
   return std::max(0.0, static_cast<double>(limit.rlim_cur) - std::max(0.0, used));
 }
 
+double per_gpu_bytes(bool record_flows) {
+  return record_flows ? 2 * kBytesPerGpu : kBytesPerGpu;
+}
+
+void add_bytes(SimulationFootprint& f, bool record_flows) {
+  f.bytes = kBaseBytes + per_gpu_bytes(record_flows) * static_cast<double>(f.gpus) +
+            kBytesPerTaskRecord * static_cast<double>(f.task_records) +
+            kBytesPerProgramTask * static_cast<double>(f.program_tasks);
+}
+
 }  // namespace
 
 SimulationFootprint iteration_footprint(const models::Workload& workload, std::int64_t gpus, bool record_flows) {
   SimulationFootprint f;
   f.gpus = gpus;
+  f.global_batch = workload.plan.plan.global_batch_size;
   const std::int64_t replicas = workload.plan.dp;
   for (const models::StageProgram& stage : workload.stages) {
+    f.program_tasks += static_cast<std::int64_t>(stage.tasks.size());
     f.task_records += replicas * static_cast<std::int64_t>(stage.tasks.size());
   }
-  const double per_gpu = record_flows ? 2 * kBytesPerGpu : kBytesPerGpu;
-  f.bytes =
-      kBaseBytes + per_gpu * static_cast<double>(gpus) + kBytesPerTaskRecord * static_cast<double>(f.task_records);
+  add_bytes(f, record_flows);
+  return f;
+}
+
+SimulationFootprint planned_footprint(const models::ModelSpec& model, const models::ResolvedPlan& plan,
+                                      std::int64_t gpus, bool record_flows) {
+  SimulationFootprint f;
+  f.gpus = gpus;
+  f.global_batch = plan.plan.global_batch_size;
+  // In doubles: the counts of a hostile plan pass 2^63 before they are refused.
+  double program_tasks = 0;
+  for (std::int64_t stage = 0; stage < plan.pp; ++stage) {
+    double buckets = 0;
+    for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
+      buckets += static_cast<double>(models::gradient_bucket_params(model, plan, stage, chunk).size());
+    }
+    const double steps = 2.0 * static_cast<double>(plan.num_microbatches) * static_cast<double>(plan.virtual_stages);
+    program_tasks += 3 * steps + 2 * buckets + 3;
+  }
+  const double records = program_tasks * static_cast<double>(plan.dp);
+  constexpr double kMost = 1e18;  // past any memory; keeps the counts in int64
+  f.program_tasks = static_cast<std::int64_t>(std::min(program_tasks, kMost));
+  f.task_records = static_cast<std::int64_t>(std::min(records, kMost));
+  add_bytes(f, record_flows);
   return f;
 }
 
@@ -67,12 +102,32 @@ double available_memory_bytes() {
 }
 
 void require_memory_for(const SimulationFootprint& f, int simulations) {
+  if (f.task_records > kMaxTaskRecords) {
+    throw sim::ConfigError(
+        "plan.global_batch_size", std::to_string(f.global_batch),
+        fmt::format("a batch whose simulation has at most {} task records (2^27; its run time grows with them): this "
+                    "plan has {} ({} tasks in the stage programs, 2 x micro-batches x model chunks each, times the "
+                    "replicas); fewer micro-batches per iteration (a smaller global batch or a larger micro-batch) fit",
+                    kMaxTaskRecords, f.task_records, f.program_tasks));
+  }
   const double needed = f.bytes * simulations;
   const double available = available_memory_bytes();
   if (needed <= available) return;
-  const double per_gpu = (f.bytes - kBaseBytes) / static_cast<double>(std::max<std::int64_t>(1, f.gpus));
   const std::string what =
       simulations > 1 ? fmt::format("{} concurrent simulations of", simulations) : "a simulation of";
+  const double task_bytes = kBytesPerTaskRecord * static_cast<double>(f.task_records) +
+                            kBytesPerProgramTask * static_cast<double>(f.program_tasks);
+  if (task_bytes > per_gpu_bytes(false) * static_cast<double>(f.gpus)) {
+    throw sim::ConfigError(
+        "plan.global_batch_size", std::to_string(f.global_batch),
+        fmt::format("a batch this machine can simulate: {} {} GPUs with {} task records ({} tasks in the stage "
+                    "programs, 2 x micro-batches x model chunks each) need{} about {:.1f} GiB, and {:.1f} GiB is "
+                    "available; fewer micro-batches per iteration (a smaller global batch or a larger micro-batch) "
+                    "fit",
+                    what, f.gpus, f.task_records, f.program_tasks, simulations > 1 ? "" : "s", needed / kGiB,
+                    available / kGiB));
+  }
+  const double per_gpu = (f.bytes - kBaseBytes) / static_cast<double>(std::max<std::int64_t>(1, f.gpus));
   throw sim::ConfigError(
       "cluster.gpus", std::to_string(f.gpus),
       fmt::format("a cluster this machine can simulate: {} {} GPUs ({} task records) need{} about {:.1f} GB, and "

@@ -39,10 +39,11 @@ std::unique_ptr<IterationSetup> prepare(const Scenario& s, const RunOptions& opt
   const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
   const models::MemoryEstimate memory = models::estimate_memory(s.model, plan);
   models::require_fits(memory, device.gpu);
-  models::Workload workload = models::build_workload(s.model, plan);
-  // The straggler what-ifs keep this simulation's trace while three more run at once.
+  // The straggler what-ifs keep this simulation's trace while three more run at once. Checked from
+  // the plan, before the workload (whose tasks grow with the micro-batches) is built.
   const bool whatifs = s.stragglers.active() && options.straggler_whatifs;
-  require_memory_for(iteration_footprint(workload, s.cluster.gpus, options.record_flows), whatifs ? 4 : 1);
+  require_memory_for(planned_footprint(s.model, plan, s.cluster.gpus, options.record_flows), whatifs ? 4 : 1);
+  models::Workload workload = models::build_workload(s.model, plan);
   std::shared_ptr<const topo::Topology> topology = options.topology;
   if (topology == nullptr) {
     topology = std::make_shared<const topo::Topology>(topo::Topology::build(effective_cluster(s)));

@@ -117,13 +117,31 @@ void enumerate_point(const Scenario& s, const SweepOptions& o, std::size_t point
   std::vector<std::string> assignments;
   for (std::size_t i = 0; i < o.vary.size(); ++i) assignments.push_back(o.vary[i].key + "=" + values[i]);
   const models::ParallelPlan& p = s.plan;
-  for (const std::int64_t tp :
-       dimension(o, kTpKey, p.tensor_model_parallel_size, divisors(s.cluster.gpus_per_server))) {
-    for (const std::int64_t pp : dimension(o, kPpKey, p.pipeline_model_parallel_size, divisors(s.model.num_layers))) {
+  const std::vector<std::int64_t> tps =
+      dimension(o, kTpKey, p.tensor_model_parallel_size, divisors(s.cluster.gpus_per_server));
+  const std::vector<std::int64_t> pps =
+      dimension(o, kPpKey, p.pipeline_model_parallel_size, divisors(s.model.num_layers));
+  const std::vector<std::int64_t> mbs =
+      dimension(o, kMicroKey, p.micro_batch_size, micro_batch_options(p.global_batch_size, o.max_micro_batch_size));
+  // Counted before any is kept: the sweep's candidates are bounded (kMaxSweepCandidates).
+  std::size_t count = 0;
+  for (const std::int64_t pp : pps) {
+    count +=
+        tps.size() * mbs.size() *
+        dimension(o, kVppKey, p.num_layers_per_virtual_pipeline_stage, virtual_stage_options(s.model.num_layers, pp))
+            .size();
+  }
+  if (out.size() + count > kMaxSweepCandidates) {
+    throw sim::ConfigError("--vary", fmt::format("(point {} of the varied keys)", point + 1),
+                           fmt::format("a sweep of at most {} candidate plans: the points up to this one give {} "
+                                       "(fewer varied values, or --max-micro-batch, keep it smaller)",
+                                       kMaxSweepCandidates, out.size() + count));
+  }
+  for (const std::int64_t tp : tps) {
+    for (const std::int64_t pp : pps) {
       for (const std::int64_t v : dimension(o, kVppKey, p.num_layers_per_virtual_pipeline_stage,
                                             virtual_stage_options(s.model.num_layers, pp))) {
-        for (const std::int64_t mb : dimension(o, kMicroKey, p.micro_batch_size,
-                                               micro_batch_options(p.global_batch_size, o.max_micro_batch_size))) {
+        for (const std::int64_t mb : mbs) {
           SweepCandidate c;
           c.point = point;
           c.point_values = values;
@@ -170,8 +188,25 @@ bool key_less(const SweepCandidate& a, const SweepCandidate& b) {
          std::tie(b.point, b.tp, b.pp, b.layers_per_virtual_stage, b.micro_batch_size);
 }
 
+// The cross product's size, before it is built (each axis has at most kMaxSweepAxisValues values, so
+// a few axes reach 2^48).
+void check_points(const SweepOptions& o) {
+  double points = 1;
+  std::string sizes;
+  for (const SweepAxis& axis : o.vary) {
+    points *= static_cast<double>(axis.values.size());
+    sizes += fmt::format("{}{} x {}", sizes.empty() ? "" : ", ", axis.key, axis.values.size());
+  }
+  if (points > static_cast<double>(kMaxSweepCandidates)) {
+    throw sim::ConfigError("--vary", sizes,
+                           fmt::format("at most {} points of the varied keys' cross product (this one has {:.3g})",
+                                       kMaxSweepCandidates, points));
+  }
+}
+
 std::vector<SweepCandidate> enumerate_sweep(const Scenario& base, const SweepOptions& options) {
   check_options(options);
+  check_points(options);
   std::vector<SweepCandidate> out;
   const std::vector<std::vector<std::string>> points = cross_product(options.vary);
   for (std::size_t point = 0; point < points.size(); ++point) {

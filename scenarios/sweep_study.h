@@ -152,7 +152,11 @@ struct SweepReport {
 // Every candidate of the space above, in key order, each accepted or rejected with its reason.
 // Throws sim::ConfigError for bad options (a key varied twice) or when a point of the varied keys
 // makes the scenario invalid outside its plan (validate(): e.g. cluster.gpus not a multiple of the
-// server size), naming the key and value.
+// server size), naming the key and value; and ("--vary") when the varied keys' cross product has
+// more than kMaxSweepCandidates points or the candidates pass kMaxSweepCandidates (counted as they
+// are enumerated, before more are kept).
+// The whole plan space of MegaScale's 175B model on 12,288 GPUs is a few thousand candidates.
+inline constexpr std::size_t kMaxSweepCandidates = 250'000;
 std::vector<SweepCandidate> enumerate_sweep(const Scenario& base, const SweepOptions& options);
 
 // The candidate's scenario: base with its overrides applied.

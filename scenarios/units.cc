@@ -28,7 +28,7 @@ constexpr std::array<std::pair<std::string_view, double>, 9> kUnits{{
 
 double parse_bytes(std::string_view text, std::string_view key) {
   const std::string copy(text);
-  const std::string valid = "a positive size such as 1048576, 64MiB, 1GiB or 4GB";
+  const std::string valid = "a whole number of bytes from 1 B to 2^50 B (1 PiB), such as 1048576, 64MiB, 1GiB or 4GB";
   char* end = nullptr;
   const double number = std::strtod(copy.c_str(), &end);
   if (end == copy.c_str()) throw sim::ConfigError(std::string(key), "\"" + copy + "\"", valid);
@@ -46,7 +46,9 @@ double parse_bytes(std::string_view text, std::string_view key) {
     if (!found) throw sim::ConfigError(std::string(key), "\"" + copy + "\"", valid);
   }
   const double bytes = number * scale;
-  if (!std::isfinite(bytes) || bytes <= 0) throw sim::ConfigError(std::string(key), "\"" + copy + "\"", valid);
+  if (!(bytes >= 1 && bytes <= kMaxBytes) || bytes != std::floor(bytes)) {
+    throw sim::ConfigError(std::string(key), "\"" + copy + "\"", valid);
+  }
   return bytes;
 }
 

@@ -28,13 +28,14 @@ ASAN_OPTIONS=detect_leaks=0:$asan ctest --test-dir build-san --output-on-failure
     -R "$mpi" -E cpu_backend_validate_acceptance
 export ASAN_OPTIONS=detect_leaks=1:$asan
 
-for target in scenario override trace output_path; do
+for target in scenario override trace output_path numbers; do
   corpus=build-san/fuzz-corpus-$target  # new inputs go here, not into the source tree
   mkdir -p "$corpus"
   seeds=(tests/fuzz/corpus/$target)
   [ "$target" = scenario ] && seeds+=(scenarios/megascale scenarios/megatron)
   echo "fuzzing $target for ${fuzz_seconds} s"
   build-san/tests/fuzz/fuzz_$target -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=4096 \
+      -dict=tests/fuzz/numbers.dict \
       -print_final_stats=1 -artifact_prefix="build-san/fuzz-$target-" "$corpus" "${seeds[@]}" 2>&1 | tail -12
   [ "${PIPESTATUS[0]}" -eq 0 ]
 done

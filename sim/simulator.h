@@ -15,13 +15,21 @@ class Simulator {
  public:
   [[nodiscard]] SimTime now() const { return now_; }
 
-  // Schedules fn at absolute time t >= now(); scheduling in the past is an internal error.
+  // Schedules fn at absolute time t, now() <= t <= kMaxSimTime. Scheduling in the past is an internal
+  // error; a time past kMaxSimTime throws SimTimeError (time.h): the inputs asked for more than 146
+  // years, which no conversion may wrap into the past.
   EventHandle schedule_at(SimTime t, EventCallback fn) {
     MEGASIM_ASSERT(t >= now_, "an event was scheduled in the past");
+    if (t > kMaxSimTime) throw_time_error("an event's time", to_seconds(t));
     return queue_.push(t, std::move(fn));
   }
-  // Schedules fn after a delay >= 0.
-  EventHandle schedule_after(SimTime delay, EventCallback fn) { return schedule_at(now_ + delay, std::move(fn)); }
+  // Schedules fn after a delay in [0, kMaxSimTime]; throws SimTimeError when now() + delay passes
+  // kMaxSimTime.
+  EventHandle schedule_after(SimTime delay, EventCallback fn) {
+    MEGASIM_ASSERT(delay >= 0, "an event was scheduled after a negative delay");
+    if (delay > kMaxSimTime) throw_time_error("an event's delay", to_seconds(delay));
+    return queue_.push(add_time(now_, delay), std::move(fn));
+  }
   bool cancel(EventHandle h) { return queue_.cancel(h); }
   [[nodiscard]] bool is_pending(EventHandle h) const { return queue_.is_pending(h); }
 

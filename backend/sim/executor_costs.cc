@@ -9,6 +9,10 @@
 namespace megasim::backend::detail {
 namespace {
 
+constexpr std::string_view kTaskTime =
+    "a compute task's duration (check the model's size, the GPU, the calibration's efficiencies and the straggler "
+    "factors)";
+
 // Time a list's overlappable TP collectives (models::TpCollective::overlappable, C seconds alone) add
 // to its GEMMs (W seconds alone). While a collective runs, its NCCL kernels hold a fraction f of the
 // SMs, so the GEMMs beside it run at (1 - f): if they outlast it, the list takes W + f·C; if not
@@ -54,8 +58,8 @@ TaskTimes task_times(const models::StageProgram& program, const std::vector<Kern
       exposed += repeat * (tp[k].plain_s +
                            overlapped_tp_cost(tp[k].overlappable_s, costs[k].gemm_s * task_slowdown, comm_sm_fraction));
     }
-    out.duration[t] = sim::from_seconds(compute + exposed);
-    out.tp_exposed[t] = sim::from_seconds(exposed);
+    out.duration[t] = sim::from_seconds(compute + exposed, kTaskTime);
+    out.tp_exposed[t] = sim::from_seconds(exposed, kTaskTime);
   }
   return out;
 }

@@ -90,10 +90,11 @@ void Fabric::schedule_cable_flap(topo::LinkId link, sim::SimTime at, sim::SimTim
     impl->set_link_down(link);
     impl->set_link_down(reverse);
   }));
-  impl->track_link_event(impl->sim.schedule_at(at + duration, [impl, link, reverse] {
-    impl->set_link_up(link);
-    impl->set_link_up(reverse);
-  }));
+  impl->track_link_event(
+      impl->sim.schedule_at(sim::add_time(at, duration, "a cable flap's end"), [impl, link, reverse] {
+        impl->set_link_up(link);
+        impl->set_link_up(reverse);
+      }));
 }
 
 void Fabric::on_stall_timeout(std::function<void(FlowId)> callback) {
@@ -105,6 +106,19 @@ void Fabric::on_rates_recomputed(std::function<void()> observer) {
 
 std::size_t Fabric::active_flows() const {
   return impl_->flows.size() - impl_->free_slots.size();
+}
+
+std::size_t Fabric::stalled_flows() const {
+  std::size_t n = 0;
+  for (const FlowState& f : impl_->flows) n += f.active && f.rate <= 0 ? 1 : 0;
+  return n;
+}
+
+std::optional<FlowLane> Fabric::first_stalled_lane() const {
+  for (const FlowState& f : impl_->flows) {
+    if (f.active && f.rate <= 0) return Impl::lanes_of(f).front().lane;
+  }
+  return std::nullopt;
 }
 
 double Fabric::flow_rate_bytes_per_s(FlowId id) const {

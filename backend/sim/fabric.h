@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -126,6 +127,10 @@ class Fabric {
 
   // Queries.
   [[nodiscard]] std::size_t active_flows() const;
+  // The active flows at rate 0 (stalled: a link of every remaining path is down), and the first lane
+  // of the first of them (by slot) when there is one.
+  [[nodiscard]] std::size_t stalled_flows() const;
+  [[nodiscard]] std::optional<FlowLane> first_stalled_lane() const;
   [[nodiscard]] double flow_rate_bytes_per_s(FlowId id) const;              // current per-lane rate
   [[nodiscard]] double flow_remaining_bytes(FlowId id) const;               // per lane
   [[nodiscard]] std::vector<LinkUse> flow_usage(FlowId id) const;           // current links and weights

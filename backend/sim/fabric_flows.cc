@@ -296,7 +296,7 @@ void Fabric::Impl::complete(std::uint32_t slot) {
   // Observers see the allocation after every change, whether re-solved or kept.
   if (rates_unchanged && recompute_observer) recompute_observer();
   // Last: the callbacks may start flows, which can reallocate `flows`.
-  if (sent) sent(id, sim.now() + latency);
+  if (sent) sent(id, sim::add_time(sim.now(), latency, "a flow's delivery"));
   if (!callback) return;
   if (latency > 0) {
     sim.schedule_after(latency, [callback = std::move(callback), id] { callback(id); });

@@ -307,6 +307,7 @@ struct Fabric::Impl {
   bool check_region_flow(std::size_t index);
   bool outside_flow_keeps_bottleneck(std::uint32_t slot);
   void apply_rate(std::uint32_t slot, double rate);
+  [[nodiscard]] sim::SimTime completion_time(double remaining, double rate) const;
   void on_stall_check(std::uint32_t slot, FlowId id);
   [[nodiscard]] std::string check_rates() const;
   [[nodiscard]] std::string check_sharing() const;  // fabric_sharing_check.cc

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "backend/sim/fabric_impl.h"
 #include "sim/error.h"
 
@@ -81,6 +83,23 @@ void Fabric::Impl::recompute() {
   if (recompute_observer) recompute_observer();
 }
 
+// When `remaining` bytes (per lane) at `rate` bytes/s from now are done: the ceiling of the exact
+// time. A positive rate so small that the flow would end past the simulator's horizon (146 years:
+// sim/time.h) is not a stall the job could wait out but inputs that ask for the impossible (a link
+// speed, efficiency or slowdown off by many orders of magnitude): SimTimeError names them.
+sim::SimTime Fabric::Impl::completion_time(double remaining, double rate) const {
+  const double seconds = std::max(0.0, remaining) / rate;
+  if (seconds <= sim::kMaxSimSeconds) {
+    const sim::SimTime ns = sim::ceil_from_seconds(seconds);
+    if (ns <= sim::kMaxSimTime - sim.now()) return sim.now() + ns;
+  }
+  sim::throw_time_error(fmt::format("a flow's end ({:g} bytes per lane at {:g} B/s; check cluster.nic_gbps, "
+                                    "cluster.switch_port_gbps, cluster.nvlink_gbytes_per_s, the fabric "
+                                    "efficiencies and stragglers.slow_links, slow_nics)",
+                                    remaining, rate),
+                        sim::to_seconds(sim.now()) + seconds);
+}
+
 // Gives the flow its new rate: settles its progress at the old rate and reschedules its completion.
 // Changes below 1e-12 relative are rounding noise of the solve and keep the old rate and event.
 void Fabric::Impl::apply_rate(std::uint32_t slot, double rate) {
@@ -102,11 +121,9 @@ void Fabric::Impl::apply_rate(std::uint32_t slot, double rate) {
   }
   sim.cancel(f.completion);
   f.completion = {};
-  // A completion more than ~285 years away is never reached: treat it like a stall.
-  const double ns = std::max(0.0, f.remaining) / rate * 1e9;
-  if (rate > 0 && ns < 9e18 - static_cast<double>(sim.now())) {
+  if (rate > 0) {
     const FlowId id = f.id;
-    f.completion = sim.schedule_at(sim.now() + static_cast<sim::SimTime>(std::ceil(ns)), [this, slot, id] {
+    f.completion = sim.schedule_at(completion_time(f.remaining, rate), [this, slot, id] {
       MEGASIM_ASSERT(flows[slot].active && flows[slot].id == id, "completion of a finished flow");
       complete(slot);
     });

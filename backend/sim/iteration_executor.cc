@@ -247,10 +247,14 @@ Trace Executor::run(IterationStats* stats) {
   return std::move(trace_);
 }
 
-// A task left unfinished means the workload's order is cyclic (e.g. blocking sends whose recvs are
-// posted behind other sends on the peer): an internal error of the workload builder, reported with
-// the first stuck task of the first stuck unit.
+// A task left unfinished with flows stalled for good (no events are left to revive them) means a
+// partitioned fabric: UnroutableIteration. Without stalled flows it means the workload's order is
+// cyclic (e.g. blocking sends whose recvs are posted behind other sends on the peer): an internal
+// error of the workload builder, reported with the first stuck task of the first stuck unit.
 void Executor::check_finished() const {
+  if (const std::optional<FlowLane> lane = fabric_.first_stalled_lane()) {
+    throw UnroutableIteration(fabric_.stalled_flows(), lane->src, lane->dst);
+  }
   for (const Unit& unit : units_) {
     for (std::size_t i = 0; i < unit.tasks.size(); ++i) {
       if (unit.tasks[i].status == TaskStatus::kDone) continue;
@@ -286,6 +290,12 @@ void Executor::fill_flows() {
 }
 
 }  // namespace detail
+
+UnroutableIteration::UnroutableIteration(std::uint64_t stalled_flows, topo::GpuId src, topo::GpuId dst)
+    : std::runtime_error(fmt::format("the iteration cannot finish: {} flows have no path on the damaged fabric "
+                                     "(the first from GPU {} to GPU {})",
+                                     stalled_flows, src.value, dst.value)),
+      stalled_flows_(stalled_flows) {}
 
 bool replicas_identical(const IterationInputs& in) {
   if (!in.task_scale.empty() || in.gc_period > 0 || !in.failed_links.empty() || !in.degraded_links.empty()) {

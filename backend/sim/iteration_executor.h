@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -103,6 +104,19 @@ struct IterationStats {
   std::uint64_t dp_collectives = 0;         // DP collectives run (one per DP group per call)
 };
 
+// Thrown by simulate_iteration when the simulation ran out of events with flows still stalled: a
+// failed link on every path between two GPUs that must exchange data (failed_links that partition
+// the fabric) leaves them at rate 0 for good, so the iteration can never finish. Not an internal
+// error but an outcome a caller models: a campaign fails the job, as NCCL's timeout would.
+class UnroutableIteration : public std::runtime_error {
+ public:
+  UnroutableIteration(std::uint64_t stalled_flows, topo::GpuId src, topo::GpuId dst);
+  [[nodiscard]] std::uint64_t stalled_flows() const { return stalled_flows_; }
+
+ private:
+  std::uint64_t stalled_flows_;
+};
+
 // Simulates one iteration from t = 0. Throws sim::ConfigError("stragglers.gpu_slowdown") when the
 // slowdown vector has the wrong size or a factor that is not a finite number >= 1,
 // ("stragglers.task_scale") for a scale vector of the wrong size or a factor that is not finite and
@@ -110,7 +124,8 @@ struct IterationStats {
 // outside [0, period) or a pause not shorter than the period, ("stragglers.slow_links") for a
 // degraded link that is not a link of the cluster or a factor outside (0, 1], and
 // ("iteration.kernel_times") when kernel_times has neither 0 nor one entry per kernel list or a time
-// < 0. Inconsistent workloads (a send without its recv, a cycle) are internal errors.
+// < 0. Throws UnroutableIteration when failed links leave flows without a path. Inconsistent
+// workloads (a send without its recv, a cycle) are internal errors.
 Trace simulate_iteration(const IterationInputs& inputs, IterationStats* stats = nullptr);
 
 }  // namespace megasim::backend

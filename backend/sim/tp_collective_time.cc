@@ -38,7 +38,11 @@ sim::SimTime single_server_collective_time_ns(const models::CollectivePlan& plan
     for (const models::CommChannel& channel : phase.channels) {
       if (!channel.edges.empty()) longest_ns = std::max(longest_ns, channel.bytes_per_edge / share * 1e9);
     }
-    total += static_cast<sim::SimTime>(std::ceil(longest_ns)) + models::phase_latency_ns(phase, params);
+    const char* what =
+        "a tensor-parallel collective's time inside a server (check cluster.nvlink_gbytes_per_s and "
+        "fabric.nvlink_efficiency)";
+    total = sim::add_time(sim::add_time(total, sim::ceil_from_nanoseconds(longest_ns, what), what),
+                          models::phase_latency_ns(phase, params), what);
   }
   return total;
 }

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
+#include <string>
 
 #include "backend/sim/fabric.h"
 #include "fabric_test_util.h"
@@ -66,7 +68,7 @@ TEST(FabricFailure, LinkFailedBeforehandIsNeverUsed) {
     const FlowId id = probe.start(0, 3, kBytes);
     probe.sim.run_until(0);
     chosen =
-        links_of_kind(probe.topo, probe.fabric.flow_usage(id), topo::LinkKind::kTorAgg, topo::LinkDirection::kUp)[0];
+        links_of_kind(probe.topo, probe.fabric.flow_usage(id), topo::LinkKind::kTorAgg, topo::LinkDirection::kUp).at(0);
   }
   Bed bed(small_cluster(32));
   bed.fabric.set_link_failed(chosen);
@@ -213,6 +215,50 @@ TEST(FabricFailure, ReroutingMovesOnlyTheQpsOnTheFailedLink) {
     return;
   }
   FAIL() << "no seed spread the QPs over two uplinks";
+}
+
+// A lone flow 0 -> 3 runs at the NIC rate, 24e9 B/s (fabric_test_util.h). 1e20 bytes take 4.17e9 s,
+// inside the simulator's 2^62 ns (4.61e9 s); 1e21 bytes would take 4.17e10 s: the fabric refuses to
+// schedule that completion (SimTimeError names the flow's bytes and rate) instead of wrapping it
+// into the past or treating it as a stall.
+TEST(FabricFailure, ACompletionPastTheTimeLimitIsRefused) {
+  {
+    Bed bed(small_cluster(32));
+    sim::SimTime done = -1;
+    bed.start(0, 3, 1e20, &done);
+    bed.sim.run();
+    EXPECT_EQ(done, transfer_ns(1e20, kNicRate) + 4 * kLinkLatency);
+  }
+  Bed bed(small_cluster(32));
+  try {
+    bed.start(0, 3, 1e21);  // a lone flow gets its rate at once
+    bed.sim.run();
+    FAIL() << "a flow of 4e10 s was scheduled";
+  } catch (const sim::SimTimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("simulated time overflows: a flow's end (1e+21 bytes per lane at 2.4e+10 B/s"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Every uplink of GPU 0's ToR failed: its flow to GPU 3 (the other rail's ToR) has no path. It stays
+// stalled, and the fabric says which flow.
+TEST(FabricFailure, AFlowWithoutAPathIsReportedStalled) {
+  Bed bed(small_cluster(32));
+  const topo::NodeId tor = bed.topo.tor_of(topo::GpuId(0));
+  for (const topo::LinkId up : bed.topo.up_links(tor)) {
+    bed.fabric.set_link_failed(up);
+    bed.fabric.set_link_failed(bed.topo.link(up).reverse);
+  }
+  bed.start(0, 3, 1e6);
+  bed.start(0, 2, 1e6);  // the same ToR: unaffected
+  bed.sim.run();
+  EXPECT_EQ(bed.fabric.active_flows(), 1u);
+  EXPECT_EQ(bed.fabric.stalled_flows(), 1u);
+  const std::optional<FlowLane> lane = bed.fabric.first_stalled_lane();
+  ASSERT_TRUE(lane.has_value());
+  EXPECT_EQ(lane->src, topo::GpuId(0));
+  EXPECT_EQ(lane->dst, topo::GpuId(3));
 }
 
 TEST(FabricFailure, DestroyingTheFabricCancelsItsEvents) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include "backend/sim/iteration_executor.h"
 #include "fabric_test_util.h"
@@ -197,6 +198,33 @@ TEST(IterationPipeline, OneReplicaBoundsTheFullIterationWhereEcmpCollides) {
   std::rotate(shifted.begin(), shifted.begin() + 1, shifted.end());
   across.placement = shifted;
   EXPECT_FALSE(replicas_identical(across));
+}
+
+// A fabric cut in two: every link of the pod's four aggregation switches has failed. The two stages
+// sit in the two rail-ToR groups (GPUs 0-15 and 16-31 on small_cluster(32)), so their transfers,
+// between the groups' ToRs, have no path left; each stage's DP rings stay under their own ToRs. The
+// simulation runs out of events with the transfers stalled: the iteration can never finish, and
+// simulate_iteration says so rather than calling the workload deadlocked.
+TEST(IterationPipeline, TransfersWithoutAPathEndInUnroutableIteration) {
+  const topo::Topology topo = topo::Topology::build(small_cluster(32));
+  models::Workload w = empty_workload(2, 2, 8, 1, 4);
+  add_pipeline_programs(w, PipelineOptions{.pp_bytes = 1e6, .dp_buckets = 1, .dp_bucket_bytes = 1e6});
+  IterationInputs in = make_inputs(w, topo, first_gpus(32), {{1 * kMs, 0}, {2 * kMs, 0}});
+  EXPECT_GT(simulate_iteration(in).iteration_time, 0);
+  for (std::size_t i = 0; i < topo.num_links(); ++i) {
+    const topo::Link& l = topo.link(topo::LinkId(static_cast<std::int32_t>(i)));
+    if (topo.node(l.from).kind == topo::NodeKind::kAgg || topo.node(l.to).kind == topo::NodeKind::kAgg) {
+      in.failed_links.emplace_back(static_cast<std::int32_t>(i));
+    }
+  }
+  try {
+    simulate_iteration(in);
+    FAIL() << "an iteration across a partition finished";
+  } catch (const UnroutableIteration& e) {
+    // The first transfers of the schedule: stage 0's forward sends, one flow per replica.
+    EXPECT_GE(e.stalled_flows(), 1u);
+    EXPECT_NE(std::string(e.what()).find("no path on the damaged fabric"), std::string::npos) << e.what();
+  }
 }
 
 // (7) Same inputs, same trace, on a fabric where ECMP matters (three tiers, flows through cores).

@@ -77,6 +77,11 @@ def test_keys_is_the_table_as_data():
         assert isinstance(k["default"], python_type[k["type"]]), k
         assert defaults.get(k["key"]) == k["default"], k  # the table's default is the Scenario's
         assert isinstance(k["unit"], str) and k["description"]
+        if k["type"] in ("integer", "number"):  # every number has its physical range, holding its default
+            r = k["range"]
+            assert r["min"] <= k["default"] <= r["max"] or (r["or_zero"] and k["default"] == 0), k
+        else:
+            assert "range" not in k, k
     assert {"key": "fabric.routing", "type": "string"}.items() <= next(k for k in keys if k["key"] == "fabric.routing").items()
     assert "qps_per_connection" in megasim.keys_text()
 

@@ -106,6 +106,13 @@ TEST(Units, ParseBytes) {
   for (const char* bad : {"", "GiB", "1XB", "-4MiB", "0", "inf"}) {
     expect_config_error([&] { parse_bytes(bad, "--bytes"); }, "--bytes");
   }
+  // Whole bytes from 1 to 2^50: 1.5 KB is 1500 bytes, 0.5 B and 1e-300 B are not whole, 2^50 + 1 KiB
+  // and 2^64 are too many.
+  EXPECT_DOUBLE_EQ(parse_bytes("1.5KB", "--bytes"), 1500.0);
+  EXPECT_DOUBLE_EQ(parse_bytes("1024TiB", "--bytes"), kMaxBytes);
+  for (const char* bad : {"0.5", "1e-300", "1025TiB", "18446744073709551616", "1e30"}) {
+    expect_config_error([&] { parse_bytes(bad, "--bytes"); }, "--bytes");
+  }
   EXPECT_EQ(format_bytes(1073741824.0), "1 GiB");
   EXPECT_EQ(format_bytes(1536.0), "1.5 KiB");
 }
