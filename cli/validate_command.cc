@@ -1,19 +1,23 @@
-// `megasim validate SCENARIO --backend cpu|cuda [--stage S] [--iterations N] [--warmup N] [--json]
-// [--out DIR]`: runs the plan for real and in the simulator with the scenario's calibration, and
-// prints predicted against measured (scenarios/validate_study.h). cpu: the whole plan, one MPI
-// process per rank (started here under mpirun when the command was run on its own). cuda: the whole
-// plan, one process per GPU (cli/cuda_runs.h); with --stage S, shard mode: the compute of one rank of
-// pipeline stage S on this machine's GPU (backend/cuda/shard_runner.h), compared with that rank's
-// predicted compute. --out DIR writes validation.json
-// and the Perfetto traces measured_trace.json and predicted_trace.json.
+// `megasim validate SCENARIO --backend cpu|cuda [--stage S] [--iterations N] [--warmup N]
+// [--calibration interleaved|file] [--bound PERCENT] [--json] [--out DIR]`: runs the plan for real
+// and in the simulator calibrated for this hardware, and prints predicted against measured with a
+// verdict against the bound (scenarios/validate_study.h, validate_verdict.h). cpu: the whole plan,
+// one MPI process per rank, calibrated by default in rounds interleaved with the measured iterations
+// (cli/cpu_validate.h), or by the scenario's calibration.file. cuda: the scenario's calibration
+// file; the whole plan, one process per GPU (cli/cuda_runs.h); with --stage S, shard mode: the
+// compute of one rank of pipeline stage S on this machine's GPU (backend/cuda/shard_runner.h),
+// compared with that rank's predicted compute. --out DIR writes validation.json, the Perfetto traces
+// measured_trace.json and predicted_trace.json, and (interleaved) the calibration it measured,
+// calibration.toml.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
-#include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
-#include "cli/cpu_runs.h"
+#include "cli/cpu_validate.h"
 #include "cli/scenario_options.h"
 #include "models/plan.h"
 #include "scenarios/device.h"
@@ -34,8 +38,10 @@ namespace {
 struct ValidateOptions {
   ScenarioOptions scenario;
   std::string backend = "cpu";
-  int iterations = 3;
+  int iterations = 7;
   int warmup = 1;
+  std::string calibration;  // interleaved (cpu's default) or file (cuda's only)
+  double bound_percent = 10;
   bool shard = false;      // cuda: --stage was given
   std::int64_t stage = 0;  // cuda shard mode: the pipeline stage whose compute is measured
   double timeout_s = 300;
@@ -52,14 +58,18 @@ void write_trace(const std::string& path, const models::Workload& workload, cons
       path, [&](std::ostream& out) { scenarios::write_perfetto_trace(out, workload, trace, all, &s); }, "--out");
 }
 
+void create_out_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw sim::ConfigError("--out", dir, "a directory that can be created and written");
+}
+
 // Prints the comparison and, with --out, writes it and both traces.
 void emit(const ValidateOptions& o, const scenarios::Scenario& s, const scenarios::ValidationReport& report,
           const models::Workload& workload, const backend::Trace& predicted, const backend::Trace& measured) {
   const std::string json = scenarios::to_json(report);
   if (!o.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out_dir, ec);
-    if (ec) throw sim::ConfigError("--out", o.out_dir, "a directory that can be created and written");
+    create_out_dir(o.out_dir);
     write_file(o.out_dir + "/validation.json", json, "--out");
     write_trace(o.out_dir + "/measured_trace.json", workload, measured, s);
     write_trace(o.out_dir + "/predicted_trace.json", workload, predicted, s);
@@ -67,29 +77,16 @@ void emit(const ValidateOptions& o, const scenarios::Scenario& s, const scenario
   std::cout << (o.json ? json : scenarios::to_text(report)) << std::flush;
 }
 
-void validate_on_cpu(const ValidateOptions& o, const scenarios::Scenario& s) {
-  if (s.gpu != scenarios::kCalibratedGpu) {
-    throw sim::ConfigError("cluster.gpu", s.gpu,
-                           "\"calibrated\" with --backend cpu: the prediction must be for this machine, as "
-                           "megasim calibrate --backend cpu measured it");
-  }
-  // The prediction first: a scenario the simulator refuses (no calibration, a plan that does not fit)
-  // is refused before any process is started.
-  const scenarios::RunResult predicted = scenarios::run_iteration_study(s);
-  if (s.plan.use_flash_attention) {
-    throw sim::ConfigError("plan.use_flash_attention", "true", "false for the cpu backend (no fused attention kernel)");
-  }
-  run_as_mpi_job(predicted.workload.plan.world_size, [&](int rank) {
-    backend::cpu::CpuRunOptions run;
-    run.warmup_iterations = o.warmup;
-    run.iterations = o.iterations;
-    run.timeout = checked_timeout(o.timeout_s);
-    const std::vector<backend::Trace> measured = backend::cpu::run_cpu_iterations(predicted.workload, run);
-    if (rank != 0) return;
-    const scenarios::ValidationReport report =
-        scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
-    emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
-  });
+void validate_with_cpu_backend(const ValidateOptions& o, const scenarios::Scenario& s) {
+  CpuValidateOptions cpu;
+  cpu.warmup = o.warmup;
+  cpu.iterations = o.iterations;
+  cpu.timeout_s = o.timeout_s;
+  cpu.interleaved = o.calibration != "file";
+  cpu.bound_percent = o.bound_percent;
+  if (cpu.interleaved && !o.out_dir.empty()) cpu.calibration_out = o.out_dir + "/calibration.toml";
+  if (!o.out_dir.empty()) create_out_dir(o.out_dir);  // refused before anything is measured
+  validate_on_cpu(s, cpu, [&](const CpuValidation& v) { emit(o, s, v.report, v.workload, v.predicted, v.measured); });
 }
 
 void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]] const scenarios::Scenario& s) {
@@ -104,16 +101,17 @@ void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]
     run.iterations = o.iterations;
     run.timeout = checked_timeout(o.timeout_s);
     run_cuda_plan(predicted.workload, run, [&](const std::vector<backend::Trace>& measured) {
-      const scenarios::ValidationReport report =
-          scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
+      scenarios::ValidationReport report = scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
+      report.verdict = scenarios::judge(report, o.bound_percent);
       emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
     });
     return;
   }
   backend::cuda::ShardRunner shard(predicted.workload, o.stage);
   const std::vector<backend::Trace> measured = shard.run(o.warmup, o.iterations);
-  const scenarios::ValidationReport report =
+  scenarios::ValidationReport report =
       scenarios::compare_compute(predicted.workload, predicted.trace, measured, s.name);
+  report.verdict = scenarios::judge(report, o.bound_percent);
   emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
 #else
   throw sim::ConfigError("--backend", o.backend,
@@ -125,10 +123,21 @@ void run_validate(const ValidateOptions& o) {
   if (o.backend != "cpu" && o.backend != "cuda") throw sim::ConfigError("--backend", o.backend, "cpu or cuda");
   if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
   if (o.warmup < 0) throw sim::ConfigError("--warmup", std::to_string(o.warmup), "0 or more");
+  if (!(o.bound_percent > 0) || !(o.bound_percent < 1000)) {
+    throw sim::ConfigError("--bound", fmt::format("{}", o.bound_percent), "a percentage in (0, 1000)");
+  }
+  if (!o.calibration.empty() && o.calibration != "interleaved" && o.calibration != "file") {
+    throw sim::ConfigError("--calibration", o.calibration, "interleaved or file");
+  }
+  if (o.backend == "cuda" && o.calibration == "interleaved") {
+    throw sim::ConfigError("--calibration", o.calibration,
+                           "file with --backend cuda (the scenario's calibration file; only the cpu backend measures "
+                           "its calibration between the iterations)");
+  }
   checked_timeout(o.timeout_s);
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   if (o.backend == "cpu") {
-    validate_on_cpu(o, s);
+    validate_with_cpu_backend(o, s);
   } else {
     validate_on_cuda(o, s);
   }
@@ -147,10 +156,21 @@ Action register_validate(CLI::App& app) {
   cmd->add_option("--stage", o->stage,
                   "cuda shard mode: measure only the compute of rank 0 of this pipeline stage, on this machine's GPU");
   add_timeout_option(*cmd, o->timeout_s);
-  cmd->add_option("--iterations", o->iterations, "measured iterations (the median is compared)")->capture_default_str();
+  cmd->add_option("--iterations", o->iterations,
+                  "measured iterations (the median is compared; with --calibration interleaved, one calibration "
+                  "round before each)")
+      ->capture_default_str();
+  cmd->add_option("--calibration", o->calibration,
+                  "cpu: interleaved (default: measure the calibration in rounds between the measured iterations) or "
+                  "file (the scenario's calibration.file); cuda: file");
+  cmd->add_option("--bound", o->bound_percent,
+                  "the error bound of the verdict, percent (inconclusive when the timing spread exceeds it)")
+      ->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "iterations run first and discarded")->capture_default_str();
   cmd->add_flag("--json", o->json, "print the comparison as JSON");
-  cmd->add_option("--out", o->out_dir, "write validation.json, measured_trace.json and predicted_trace.json into DIR");
+  cmd->add_option("--out", o->out_dir,
+                  "write validation.json, measured_trace.json, predicted_trace.json and (--calibration interleaved) "
+                  "the measured calibration.toml into DIR");
   return [cmd, o] {
     if (!cmd->parsed()) return;
     o->shard = cmd->get_option("--stage")->count() > 0;
