@@ -6,10 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 bash scripts/build.sh
 bash scripts/check_format.sh
-# Every test but the timing acceptance of the cpu backend (label `timing`: its prediction-vs-
-# measurement bound is not yet met with a margin on a loaded shared host, see
-# tests/backend_cpu/CMakeLists.txt; run it with `ctest --test-dir build -L timing`).
-ctest --test-dir build --output-on-failure -j "$(nproc)" -LE timing
+ctest --test-dir build --output-on-failure -j "$(nproc)"
 # The suite again under AddressSanitizer and UndefinedBehaviorSanitizer, and the fuzz targets for a
 # bounded time (build-san/, Clang).
 bash scripts/test_sanitized.sh
