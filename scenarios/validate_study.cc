@@ -158,23 +158,25 @@ std::string seconds_list(const std::vector<double>& values) {
   return out;
 }
 
-std::string verdict_text(const ValidationVerdict& v) {
-  const std::string spreads = fmt::format("measured iterations {:.1f}%, predictions {:.1f}%", v.measured_spread_percent,
-                                          v.predicted_spread_percent);
-  switch (v.verdict) {
-    case Verdict::kWithin:
-      return fmt::format("verdict: within the {:g}% bound (error {:+.1f}%; timing spread {:.1f}%: {})\n",
-                         v.bound_percent, v.error_percent, v.spread_percent, spreads);
-    case Verdict::kOutside:
-      return fmt::format("verdict: outside the {:g}% bound (error {:+.1f}%; timing spread {:.1f}%: {})\n",
-                         v.bound_percent, v.error_percent, v.spread_percent, spreads);
-    case Verdict::kInconclusive:
-      break;
+std::string verdict_text(const ValidationVerdict& v, std::size_t rounds) {
+  std::string spreads =
+      fmt::format("the IQR of {} measured iterations {:.1f}%", v.measured_count, v.measured_spread_percent);
+  if (rounds > 0) spreads += fmt::format(", of {} rounds' predictions {:.1f}%", rounds, v.predicted_spread_percent);
+  if (v.measured_count < kMinIterationsForSpread) {
+    return fmt::format(
+        "verdict: inconclusive: {} measured {} no timing spread ({} or more do), so the error of "
+        "{:+.1f}% cannot be held against the {:g}% bound\n",
+        v.measured_count, v.measured_count == 1 ? "iteration gives" : "iterations give", kMinIterationsForSpread,
+        v.error_percent, v.bound_percent);
   }
-  return fmt::format(
-      "verdict: inconclusive: the machine's timing spread is {:.1f}% > the {:g}% bound ({}), so the error of "
-      "{:+.1f}% cannot be held against the bound; validate again on a quieter machine\n",
-      v.spread_percent, v.bound_percent, spreads, v.error_percent);
+  if (v.verdict == Verdict::kInconclusive) {
+    return fmt::format(
+        "verdict: inconclusive: the machine's timing spread leaves the error of {:+.1f}% uncertain by +-{:.1f}% "
+        "(95%), more than the {:g}% bound ({}); validate again on a quieter machine\n",
+        v.error_percent, v.uncertainty_percent, v.bound_percent, spreads);
+  }
+  return fmt::format("verdict: {} the {:g}% bound: error {:+.1f}% +- {:.1f}% (95%; {})\n", to_string(v.verdict),
+                     v.bound_percent, v.error_percent, v.uncertainty_percent, spreads);
 }
 
 }  // namespace
@@ -191,7 +193,7 @@ std::string to_text(const ValidationReport& r) {
   }
   out += fmt::format("iteration: predicted {:.4f} s, measured {:.4f} s, error {:+.1f}%\n", r.iteration.predicted_s,
                      r.iteration.measured_s, r.iteration.error_percent);
-  if (r.verdict) out += verdict_text(*r.verdict);
+  if (r.verdict) out += verdict_text(*r.verdict, r.predicted_iterations.size());
   out += fmt::format(
       "per op type (seconds per iteration per rank, averaged over ranks)\n"
       "  {:<20} {:>10} {:>10} {:>8}\n",
@@ -229,7 +231,7 @@ std::string to_json(const ValidationReport& r) {
     const ValidationVerdict& v = *r.verdict;
     j.field("verdict", std::string(to_string(v.verdict)))
         .field("bound_percent", v.bound_percent)
-        .field("spread_percent", v.spread_percent)
+        .field("uncertainty_percent", v.uncertainty_percent)
         .field("measured_spread_percent", v.measured_spread_percent)
         .field("predicted_spread_percent", v.predicted_spread_percent);
   }

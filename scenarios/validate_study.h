@@ -78,7 +78,7 @@ std::string to_text(const ValidationReport& report);
 // Keys: predicted_iteration_time_s, measured_iteration_time_s, error_percent, measured_iterations_s,
 // calibration, predicted_iterations_s, per_op (name -> predicted_s, measured_s, error_percent),
 // per_rank (list); with a verdict: verdict ("within", "outside", "inconclusive"), bound_percent,
-// spread_percent, measured_spread_percent, predicted_spread_percent.
+// uncertainty_percent, measured_spread_percent, predicted_spread_percent (validate_verdict.h).
 std::string to_json(const ValidationReport& report);
 
 }  // namespace megasim::scenarios

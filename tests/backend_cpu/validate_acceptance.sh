@@ -6,8 +6,9 @@
 # Usage: validate_acceptance.sh MEGASIM SOURCE_DIR [BOUND]
 #
 # The machine is shared, so the validation reports its timing spread (the interquartile ranges of
-# the measured iterations and of the rounds' predictions) and a verdict (scenarios/validate_verdict.h):
-# within, outside, or inconclusive when the spread exceeds the bound. A scenario gets a second
+# the measured iterations and of the rounds' predictions), the error's 95% uncertainty from them,
+# and a verdict (scenarios/validate_verdict.h): within, outside, or inconclusive when the
+# uncertainty exceeds the bound. A scenario gets a second
 # attempt unless the first is within; it fails when no attempt is within and one is outside, and
 # is inconclusive when both are. Last, the test shows it can fail: the DP 2 calibration the
 # validation measured, made twice as fast (peak FLOP/s, memory and link bandwidth), validated as a
@@ -30,13 +31,13 @@ import json, sys
 name, path = sys.argv[1], sys.argv[2]
 r = json.load(open(path))
 for key in ("predicted_iteration_time_s", "measured_iteration_time_s", "error_percent", "per_op", "per_rank",
-            "verdict", "spread_percent", "measured_spread_percent", "predicted_spread_percent"):
+            "verdict", "uncertainty_percent", "measured_spread_percent", "predicted_spread_percent"):
     assert key in r, f"{name}: validate --json lacks {key}"
 predicted, measured, error = r["predicted_iteration_time_s"], r["measured_iteration_time_s"], r["error_percent"]
 assert predicted > 0 and measured > 0, f"{name}: non-positive times {predicted}, {measured}"
 assert abs(error - (predicted - measured) / measured * 100) < 1e-6, f"{name}: error_percent is not (p - m) / m"
-print(f"{name}: predicted {predicted:.4f} s, measured {measured:.4f} s, error {error:+.1f}%, spread "
-      f"{r['spread_percent']:.1f}% (iterations {r['measured_spread_percent']:.1f}%, predictions "
+print(f"{name}: predicted {predicted:.4f} s, measured {measured:.4f} s, error {error:+.1f}% +- "
+      f"{r['uncertainty_percent']:.1f}% (IQR: iterations {r['measured_spread_percent']:.1f}%, predictions "
       f"{r['predicted_spread_percent']:.1f}%) -> {r['verdict']} (bound {r['bound_percent']:g}%)", file=sys.stderr)
 print(r["verdict"])
 PY
@@ -58,7 +59,7 @@ for scenario in tiny_gpt_pp2 tiny_gpt_dp2; do
     echo "$scenario: FAILED: the prediction is outside the ${bound}% bound (verdicts:$verdicts)"
     failed=1
   elif [[ $verdict != within ]]; then
-    echo "$scenario: INCONCLUSIVE: the machine's timing spread exceeded the ${bound}% bound in both attempts"
+    echo "$scenario: INCONCLUSIVE: the machine's timing spread left the error more uncertain than the ${bound}% bound in both attempts"
     inconclusive=1
   fi
 done
