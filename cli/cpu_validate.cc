@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,7 +14,6 @@
 #include "cli/scenario_options.h"
 #include "models/plan.h"
 #include "scenarios/cpu_calibration.h"
-#include "scenarios/cpu_calibration_rounds.h"
 #include "scenarios/device.h"
 #include "scenarios/run_study.h"
 #include "sim/error.h"
@@ -85,39 +85,32 @@ void check_scenario(const scenarios::Scenario& s, const CpuValidateOptions& o) {
   if (!o.interleaved) scenarios::run_iteration_study(s);
 }
 
-// The interleaved calibration, on every rank: one round before each measured iteration.
-struct CalibrationRounds {
-  std::vector<scenarios::CpuProbeRound> rounds;
-  std::vector<scenarios::CpuCalibrationReport> reports;  // each round's calibration alone
-  scenarios::CpuCalibrationProbe like;                   // device and memory of the probes
-};
-
-// Rank 0, after the job: the prediction of the rounds' median calibration compared with the
-// measurement, with each round's own prediction for the spread.
+// Rank 0, after the job: each round's calibration predicts the iteration, and the median of those
+// predictions (the round whose prediction it is) is compared with the median measured iteration,
+// so that both sides are the median of paired samples of one machine state. (A calibration of
+// each probe's median over the rounds would predict the sum of medians, which under a load's
+// right-skewed delays is below the median of sums.)
 CpuValidation compare_interleaved(const scenarios::Scenario& s, const CpuValidateOptions& o,
-                                  CalibrationRounds& calibration, const std::vector<backend::Trace>& measured) {
+                                  const std::vector<scenarios::CpuCalibrationReport>& rounds,
+                                  const std::vector<backend::Trace>& measured) {
   const ScratchFolder scratch;
-  std::vector<double> round_predictions;
-  for (std::size_t r = 0; r < calibration.reports.size(); ++r) {
-    const std::string file =
-        scratch.write("round_" + std::to_string(r) + ".toml", scenarios::to_calibration_toml(calibration.reports[r]));
-    round_predictions.push_back(sim::to_seconds(predict(s, file).trace.iteration_time));
+  std::vector<std::string> calibrations;
+  std::vector<scenarios::RunResult> predictions;
+  std::vector<backend::Trace> predicted_traces;
+  for (std::size_t r = 0; r < rounds.size(); ++r) {
+    calibrations.push_back(scenarios::to_calibration_toml(rounds[r]));
+    predictions.push_back(predict(s, scratch.write("round_" + std::to_string(r) + ".toml", calibrations.back())));
+    predicted_traces.push_back(predictions.back().trace);
   }
-  const scenarios::CpuCalibrationReport median =
-      scenarios::run_cpu_calibration(s, scenarios::median_probe(calibration.like, std::move(calibration.rounds)));
-  const std::string toml = scenarios::to_calibration_toml(median);
-  std::string file;
-  if (o.calibration_out.empty()) {
-    file = scratch.write("calibration.toml", toml);
-  } else {
-    write_file(o.calibration_out, toml, "--out");
-    file = o.calibration_out;
-  }
-  scenarios::RunResult predicted = predict(s, file);
+  const std::size_t median = scenarios::median_iteration(predicted_traces);
+  if (!o.calibration_out.empty()) write_file(o.calibration_out, calibrations[median], "--out");
+  scenarios::RunResult& predicted = predictions[median];
   CpuValidation v;
   v.report = scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
   v.report.calibration = "interleaved";
-  v.report.predicted_iterations = std::move(round_predictions);
+  for (const backend::Trace& t : predicted_traces)
+    v.report.predicted_iterations.push_back(sim::to_seconds(t.iteration_time));
+  v.report.median_prediction = median;
   v.report.verdict = scenarios::judge(v.report, o.bound_percent);
   v.measured = measured[v.report.median_iteration];
   v.workload = std::move(predicted.workload);
@@ -137,23 +130,17 @@ void validate_on_cpu(const scenarios::Scenario& s, const CpuValidateOptions& o,
     run.warmup_iterations = o.warmup;
     run.iterations = o.iterations;
     run.timeout = checked_timeout(o.timeout_s);
-    CalibrationRounds calibration;
+    std::vector<scenarios::CpuCalibrationReport> rounds;
     std::unique_ptr<CpuProbeSession> session;
     if (o.interleaved) {
       session = std::make_unique<CpuProbeSession>(s);
-      run.before_iteration = [&](int) {
-        // One timed run per probe and round: the rounds' median is the calibration.
-        scenarios::CpuProbeRound round;
-        const scenarios::CpuCalibrationProbe probe = session->probe(1);
-        calibration.reports.push_back(scenarios::run_cpu_calibration(s, scenarios::recording_probe(probe, round)));
-        calibration.rounds.push_back(std::move(round));
-        if (calibration.rounds.size() == 1) calibration.like = probe;
-      };
+      // One timed run per probe and round: the rounds are the repetitions.
+      run.before_iteration = [&](int) { rounds.push_back(scenarios::run_cpu_calibration(s, session->probe(1))); };
     }
     const std::vector<backend::Trace> measured = backend::cpu::run_cpu_iterations(workload, run);
     if (rank != 0) return;
     if (o.interleaved) {
-      done(compare_interleaved(s, o, calibration, measured));
+      done(compare_interleaved(s, o, rounds, measured));
       return;
     }
     scenarios::RunResult predicted = scenarios::run_iteration_study(s);

@@ -3,12 +3,12 @@
 // machine, compared on rank 0 (scenarios/validate_study.h).
 //
 // The calibration is either the scenario's calibration.file, or, by default, measured by the
-// validation itself in rounds interleaved with the measured iterations (one round of every probe
-// of `calibrate --backend cpu` before each iteration, scenarios/cpu_calibration_rounds.h): on a
-// shared machine the load changes between a separate calibrate and validate, and only a
-// calibration taken alongside the iterations describes the machine they ran on. The prediction is
-// of the rounds' median calibration; each round's calibration alone also predicts the iteration,
-// and the spread of those predictions is the probes' share of the verdict's spread.
+// validation itself in rounds interleaved with the measured iterations: one round of every probe of
+// `calibrate --backend cpu` (one timed run each) before each iteration. On a shared machine the
+// load changes between a separate calibrate and validate, and only a calibration taken alongside
+// the iterations describes the machine they ran on. Each round's calibration predicts the
+// iteration; the median of those predictions is compared with the median measured iteration, and
+// the spread of the predictions is the probes' share of the verdict's uncertainty.
 #pragma once
 
 #include <functional>

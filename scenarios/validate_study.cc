@@ -187,8 +187,8 @@ std::string to_text(const ValidationReport& r) {
                   r.backend, r.measured_iterations.size(), seconds_list(r.measured_iterations));
   if (r.calibration == "interleaved") {
     out += fmt::format(
-        "calibration: measured in {} rounds, one before each measured iteration; predictions of each "
-        "round's calibration ({} s), the rounds' median calibration compared\n",
+        "calibration: measured in {} rounds, one before each measured iteration; their predictions ({} s), "
+        "the median compared\n",
         r.predicted_iterations.size(), seconds_list(r.predicted_iterations));
   }
   out += fmt::format("iteration: predicted {:.4f} s, measured {:.4f} s, error {:+.1f}%\n", r.iteration.predicted_s,
@@ -227,6 +227,7 @@ std::string to_json(const ValidationReport& r) {
   j.key("predicted_iterations_s").begin_array();
   for (const double t : r.predicted_iterations) j.value(t);
   j.end_array();
+  if (!r.predicted_iterations.empty()) j.field("median_prediction", static_cast<std::int64_t>(r.median_prediction));
   if (r.verdict) {
     const ValidationVerdict& v = *r.verdict;
     j.field("verdict", std::string(to_string(v.verdict)))

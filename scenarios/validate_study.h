@@ -46,11 +46,12 @@ struct ValidationReport {
   std::vector<ValidationRow> per_op;
   std::vector<RankValidation> per_rank;
   // The calibration the prediction used: "file" (the scenario's calibration.file), or "interleaved"
-  // (measured in rounds between the measured iterations, cpu_calibration_rounds.h); then the
-  // prediction of each round's calibration alone, seconds, in run order (the iteration row's
-  // prediction is of the rounds' median calibration).
+  // (measured in rounds, one before each measured iteration, cli/cpu_validate.h); then the
+  // prediction of each round's calibration, seconds, in run order, and the round compared (the
+  // median prediction, chosen as median_iteration chooses).
   std::string calibration = "file";
   std::vector<double> predicted_iterations;
+  std::size_t median_prediction = 0;
   std::optional<ValidationVerdict> verdict;
 };
 

@@ -6,7 +6,7 @@
 // The spread of one side is its relative interquartile range, (P75 - P25) / P50 in percent
 // (sim::percentile's interpolation): of the measured iterations, and of the predictions, one per
 // calibration round when the calibration was measured in rounds interleaved with the iterations
-// (cpu_calibration_rounds.h; with a calibration file there are none and that side counts 0). Each
+// (cli/cpu_validate.h; with a calibration file there are none and that side counts 0). Each
 // side's compared value is a median of n values, whose 95% confidence half-width is
 // 1.96 x sqrt(pi / 2) x sigma / sqrt(n) (the sample median's asymptotic standard error) with
 // sigma = IQR / 1.349 (the normal distribution's IQR in sigmas): 1.821 x IQR / sqrt(n). The two

@@ -111,7 +111,8 @@ ValidationReport noisy_report() {
   r.measured_iterations = {1.2, 0.8, 1.0};
   r.iteration = {"iteration", 0.98, 1.0, -2};
   r.calibration = "interleaved";
-  r.predicted_iterations = {0.98, 0.97, 0.99};
+  r.predicted_iterations = {0.98, 0.97, 0.99};  // the median, 0.98, is the iteration row's prediction
+  r.median_prediction = 0;
   r.verdict = judge(r, 15);
   return r;
 }
@@ -151,9 +152,10 @@ TEST(ValidateVerdict, TextSaysInconclusiveWithTheUncertaintyInsteadOfAPreciseVer
 
 TEST(ValidateVerdict, JsonCarriesTheVerdictAndBothSpreads) {
   const std::string json = to_json(noisy_report());
-  for (const char* key : {R"("verdict": "inconclusive")", R"("bound_percent": 15)", R"("uncertainty_percent": )",
-                          R"("measured_spread_percent": )", R"("predicted_spread_percent": )",
-                          R"("calibration": "interleaved")", R"("predicted_iterations_s": [)"}) {
+  for (const char* key :
+       {R"("verdict": "inconclusive")", R"("bound_percent": 15)", R"("uncertainty_percent": )",
+        R"("measured_spread_percent": )", R"("predicted_spread_percent": )", R"("calibration": "interleaved")",
+        R"("predicted_iterations_s": [)", R"("median_prediction": 0)"}) {
     EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
   }
   ValidationReport none = noisy_report();
