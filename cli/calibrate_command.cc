@@ -45,13 +45,7 @@ struct CalibrateOptions {
 void run_calibrate_cpu(const CalibrateOptions& o) {
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
-  require_local_job(plan.world_size);
-  // The kernels allocate the plan's operands: a plan that cannot fit in this machine's memory is
-  // refused before any process starts.
-  models::GpuSpec host;
-  host.name = "this machine's memory per rank";
-  host.hbm_gbytes = host_memory_gbytes() / static_cast<double>(plan.world_size);
-  models::require_fits(models::estimate_memory(s.model, plan), host);
+  require_cpu_job_fits(s);
   run_as_mpi_job(plan.world_size, [&](int rank) {
     const scenarios::CpuCalibrationReport report = measure_cpu_calibration(s, o.repetitions.value_or(5));
     if (rank != 0) return;

@@ -1,6 +1,6 @@
 // The cpu backend from the command line: the MPI job a command needs (started here under mpirun
 // when the command was run on its own, backend/cpu/mpi_launch.h), and the measurements of
-// `calibrate --backend cpu` on every rank of it.
+// `calibrate --backend cpu` on every rank of it (cli/cpu_probe.h).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,11 @@ double host_memory_gbytes();
 // Throws sim::ConfigError("cluster.gpus") when a job of `processes` would be started on this machine
 // (no launcher) with more than 4 processes per hardware thread.
 void require_local_job(std::int64_t processes);
+
+// Throws sim::ConfigError before any process starts when the scenario's plan cannot run as a job on
+// this machine: require_local_job of its world size, and models::require_fits against this machine's
+// memory per rank (the kernels allocate the plan's operands).
+void require_cpu_job_fits(const scenarios::Scenario& scenario);
 
 // Runs `body` as one rank of a job of `processes` MPI processes: re-executes this command under
 // mpirun first when it was not started by a launcher (and processes > 1). An exception on any rank

@@ -1,20 +1,25 @@
-// `megasim validate SCENARIO --backend cpu|cuda [--stage S] [--iterations N] [--warmup N] [--json]
-// [--out DIR]`: runs the plan for real and in the simulator with the scenario's calibration, and
-// prints predicted against measured (scenarios/validate_study.h). cpu: the whole plan, one MPI
-// process per rank (started here under mpirun when the command was run on its own). cuda: the whole
-// plan, one process per GPU (cli/cuda_runs.h); with --stage S, shard mode: the compute of one rank of
-// pipeline stage S on this machine's GPU (backend/cuda/shard_runner.h), compared with that rank's
-// predicted compute. --out DIR writes validation.json
-// and the Perfetto traces measured_trace.json and predicted_trace.json.
+// `megasim validate SCENARIO --backend cpu|cuda [--stage S] [--iterations N] [--warmup N]
+// [--calibration interleaved|file] [--bound PERCENT] [--json] [--out DIR]`: runs the plan for real
+// and in the simulator calibrated for this hardware, and prints predicted against measured with a
+// verdict against the bound (scenarios/validate_study.h, validate_verdict.h). cpu: the whole plan,
+// one MPI process per rank, calibrated by default in rounds interleaved with the measured iterations
+// (cli/cpu_validate.h), or by the scenario's calibration.file. cuda: the scenario's calibration
+// file; the whole plan, one process per GPU (cli/cuda_runs.h); with --stage S, shard mode: the
+// compute of one rank of pipeline stage S on this machine's GPU (backend/cuda/shard_runner.h),
+// compared with that rank's predicted compute. --out DIR writes validation.json, the Perfetto traces
+// measured_trace.json and predicted_trace.json, and (interleaved) the calibration it measured,
+// calibration.toml.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
+#include "cli/cpu_validate.h"
 #include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/scenario_options.h"
@@ -38,8 +43,10 @@ namespace {
 struct ValidateOptions {
   ScenarioOptions scenario;
   std::string backend = "cpu";
-  int iterations = 3;
+  int iterations = 7;
   int warmup = 1;
+  std::string calibration;  // interleaved (cpu's default) or file (cuda's only)
+  double bound_percent = 10;
   bool shard = false;      // cuda: --stage was given
   std::int64_t stage = 0;  // cuda shard mode: the pipeline stage whose compute is measured
   double timeout_s = 300;
@@ -48,7 +55,9 @@ struct ValidateOptions {
 };
 
 // The files of --out DIR, written together or not at all (scenarios/output_files.h).
-const std::vector<std::string> kOutputFiles = {"validation.json", "measured_trace.json", "predicted_trace.json"};
+// calibration.toml: with --calibration interleaved, the calibration of the median round.
+const std::vector<std::string> kOutputFiles = {"validation.json", "measured_trace.json", "predicted_trace.json",
+                                               "calibration.toml"};
 
 // Adds the trace of every rank at `path`, streamed.
 void add_trace(scenarios::OutputFiles& files, const std::string& path, const models::Workload& workload,
@@ -57,9 +66,11 @@ void add_trace(scenarios::OutputFiles& files, const std::string& path, const mod
   files.add(path, "--out", [&](std::ostream& out) { scenarios::write_perfetto_trace(out, workload, trace, all, &s); });
 }
 
-// Prints the comparison and, with --out, writes it and both traces.
+// Prints the comparison and, with --out, writes it, both traces and a measured calibration (when
+// not empty).
 void emit(const ValidateOptions& o, const scenarios::Scenario& s, const scenarios::ValidationReport& report,
-          const models::Workload& workload, const backend::Trace& predicted, const backend::Trace& measured) {
+          const models::Workload& workload, const backend::Trace& predicted, const backend::Trace& measured,
+          const std::string& calibration_toml = {}) {
   const std::string json = scenarios::to_json(report);
   if (!o.out_dir.empty()) {
     scenarios::OutputFiles files;
@@ -68,32 +79,20 @@ void emit(const ValidateOptions& o, const scenarios::Scenario& s, const scenario
     add_trace(files, o.out_dir + "/" + kOutputFiles[1], workload, measured, s);
     add_trace(files, o.out_dir + "/" + kOutputFiles[2], workload, predicted, s);
     files.commit();
+    if (!calibration_toml.empty()) files.add(o.out_dir + "/" + kOutputFiles[3], "--out", calibration_toml);
   }
   std::cout << (o.json ? json : scenarios::to_text(report)) << std::flush;
 }
 
-void validate_on_cpu(const ValidateOptions& o, const scenarios::Scenario& s) {
-  if (s.gpu != scenarios::kCalibratedGpu) {
-    throw sim::ConfigError("cluster.gpu", s.gpu,
-                           "\"calibrated\" with --backend cpu: the prediction must be for this machine, as "
-                           "megasim calibrate --backend cpu measured it");
-  }
-  // The prediction first: a scenario the simulator refuses (no calibration, a plan that does not fit)
-  // is refused before any process is started.
-  const scenarios::RunResult predicted = scenarios::run_iteration_study(s);
-  if (s.plan.use_flash_attention) {
-    throw sim::ConfigError("plan.use_flash_attention", "true", "false for the cpu backend (no fused attention kernel)");
-  }
-  run_as_mpi_job(predicted.workload.plan.world_size, [&](int rank) {
-    backend::cpu::CpuRunOptions run;
-    run.warmup_iterations = o.warmup;
-    run.iterations = o.iterations;
-    run.timeout = checked_timeout(o.timeout_s);
-    const std::vector<backend::Trace> measured = backend::cpu::run_cpu_iterations(predicted.workload, run);
-    if (rank != 0) return;
-    const scenarios::ValidationReport report =
-        scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
-    emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
+void validate_with_cpu_backend(const ValidateOptions& o, const scenarios::Scenario& s) {
+  CpuValidateOptions cpu;
+  cpu.warmup = o.warmup;
+  cpu.iterations = o.iterations;
+  cpu.timeout_s = o.timeout_s;
+  cpu.interleaved = o.calibration != "file";
+  cpu.bound_percent = o.bound_percent;
+  validate_on_cpu(s, cpu, [&](const CpuValidation& v) {
+    emit(o, s, v.report, v.workload, v.predicted, v.measured, v.calibration_toml);
   });
 }
 
@@ -109,16 +108,17 @@ void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]
     run.iterations = o.iterations;
     run.timeout = checked_timeout(o.timeout_s);
     run_cuda_plan(predicted.workload, run, [&](const std::vector<backend::Trace>& measured) {
-      const scenarios::ValidationReport report =
-          scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
+      scenarios::ValidationReport report = scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
+      report.verdict = scenarios::judge(report, o.bound_percent);
       emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
     });
     return;
   }
   backend::cuda::ShardRunner shard(predicted.workload, o.stage);
   const std::vector<backend::Trace> measured = shard.run(o.warmup, o.iterations);
-  const scenarios::ValidationReport report =
+  scenarios::ValidationReport report =
       scenarios::compare_compute(predicted.workload, predicted.trace, measured, s.name);
+  report.verdict = scenarios::judge(report, o.bound_percent);
   emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
 #else
   throw sim::ConfigError("--backend", o.backend,
@@ -130,12 +130,23 @@ void run_validate(const ValidateOptions& o) {
   if (o.backend != "cpu" && o.backend != "cuda") throw sim::ConfigError("--backend", o.backend, "cpu or cuda");
   if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
   if (o.warmup < 0) throw sim::ConfigError("--warmup", std::to_string(o.warmup), "0 or more");
+  if (!(o.bound_percent > 0) || !(o.bound_percent < 1000)) {
+    throw sim::ConfigError("--bound", fmt::format("{}", o.bound_percent), "a percentage in (0, 1000)");
+  }
+  if (!o.calibration.empty() && o.calibration != "interleaved" && o.calibration != "file") {
+    throw sim::ConfigError("--calibration", o.calibration, "interleaved or file");
+  }
+  if (o.backend == "cuda" && o.calibration == "interleaved") {
+    throw sim::ConfigError("--calibration", o.calibration,
+                           "file with --backend cuda (the scenario's calibration file; only the cpu backend measures "
+                           "its calibration between the iterations)");
+  }
   checked_timeout(o.timeout_s);
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   // Before anything runs: an --out that cannot take the files is refused at once.
   if (!o.out_dir.empty()) scenarios::check_output_files(o.out_dir, kOutputFiles, "--out");
   if (o.backend == "cpu") {
-    validate_on_cpu(o, s);
+    validate_with_cpu_backend(o, s);
   } else {
     validate_on_cuda(o, s);
   }
@@ -155,14 +166,25 @@ Action register_validate(CLI::App& app) {
                   "cuda shard mode: measure only the compute of rank 0 of this pipeline stage, on this machine's GPU")
       ->check(integer_in(0, 9'999));
   add_timeout_option(*cmd, o->timeout_s);
-  cmd->add_option("--iterations", o->iterations, "measured iterations (the median is compared)")
+  cmd->add_option("--iterations", o->iterations,
+                  "measured iterations (the median is compared; with --calibration interleaved, one calibration "
+                  "round before each)")
       ->capture_default_str()
       ->check(integer_in(1, 100'000));
+  cmd->add_option("--calibration", o->calibration,
+                  "cpu: interleaved (default: measure the calibration in rounds between the measured iterations) or "
+                  "file (the scenario's calibration.file); cuda: file");
+  cmd->add_option("--bound", o->bound_percent,
+                  "the error bound of the verdict, percent (inconclusive when the timing spread exceeds it)")
+      ->capture_default_str()
+      ->check(number_in(0.001, 999));
   cmd->add_option("--warmup", o->warmup, "iterations run first and discarded")
       ->capture_default_str()
       ->check(integer_in(0, 100'000));
   cmd->add_flag("--json", o->json, "print the comparison as JSON");
-  cmd->add_option("--out", o->out_dir, "write validation.json, measured_trace.json and predicted_trace.json into DIR");
+  cmd->add_option("--out", o->out_dir,
+                  "write validation.json, measured_trace.json, predicted_trace.json and (--calibration interleaved) "
+                  "the measured calibration.toml into DIR");
   return [cmd, o] {
     if (!cmd->parsed()) return;
     o->shard = given(*cmd, "--stage");

@@ -3,9 +3,10 @@
 // calibration file that describes the machine as a device (calibration_file.h [device]; scenarios
 // use it with cluster.gpu = "calibrated").
 //
-// The measuring is the backend's (cli/calibrate_command.cc runs it on every rank of the job at once,
-// so that the ranks share caches and memory bandwidth as they do in a real run); this study decides
-// what to measure and turns the measurements into the file:
+// The measuring is the backend's (cli/cpu_probe.h runs it on every rank of the job at once, so that
+// the ranks share caches and memory bandwidth as they do in a real run, and times each op in place:
+// in its stage's compute sequence, after the ops that run before it); this study decides what to
+// measure and turns the measurements into the file:
 //  - every distinct GEMM and (unfused) attention product of the plan, timed as the backend runs it:
 //    the device's peak is the fastest of them in FLOP/s and each becomes a gemm_point (efficiency
 //    relative to that peak; the calibrated device's curve is flat, so a point is exact for its shape);

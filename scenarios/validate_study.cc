@@ -147,17 +147,58 @@ ValidationReport compare_compute(const models::Workload& workload, const backend
   return r;
 }
 
+ValidationVerdict judge(const ValidationReport& report, double bound_percent) {
+  return judge(report.iteration.error_percent, report.measured_iterations, report.predicted_iterations, bound_percent);
+}
+
+namespace {
+
+std::string seconds_list(const std::vector<double>& values) {
+  std::string out;
+  for (const double t : values) out += fmt::format("{}{:.4f}", out.empty() ? "" : ", ", t);
+  return out;
+}
+
+std::string verdict_text(const ValidationVerdict& v, std::size_t rounds) {
+  std::string spreads =
+      fmt::format("the IQR of {} measured iterations {:.1f}%", v.measured_count, v.measured_spread_percent);
+  if (rounds > 0) spreads += fmt::format(", of {} rounds' predictions {:.1f}%", rounds, v.predicted_spread_percent);
+  if (v.measured_count < kMinIterationsForSpread) {
+    return fmt::format(
+        "verdict: inconclusive: {} measured {} no timing spread ({} or more do), so the error of "
+        "{:+.1f}% cannot be held against the {:g}% bound\n",
+        v.measured_count, v.measured_count == 1 ? "iteration gives" : "iterations give", kMinIterationsForSpread,
+        v.error_percent, v.bound_percent);
+  }
+  if (v.verdict == Verdict::kInconclusive) {
+    return fmt::format(
+        "verdict: inconclusive: the machine's timing spread leaves the error of {:+.1f}% uncertain by +-{:.1f}% "
+        "(95%), more than the {:g}% bound ({}); validate again on a quieter machine\n",
+        v.error_percent, v.uncertainty_percent, v.bound_percent, spreads);
+  }
+  return fmt::format("verdict: {} the {:g}% bound: error {:+.1f}% +- {:.1f}% (95%; {})\n", to_string(v.verdict),
+                     v.bound_percent, v.error_percent, v.uncertainty_percent, spreads);
+}
+
+}  // namespace
+
 std::string to_text(const ValidationReport& r) {
-  std::string iterations;
-  for (const double t : r.measured_iterations) iterations += fmt::format("{}{:.4f}", iterations.empty() ? "" : ", ", t);
-  std::string out = fmt::format(
-      "validate '{}' on the {} backend: {} ({} s), the median compared\n"
-      "iteration: predicted {:.4f} s, measured {:.4f} s, error {:+.1f}%\n"
+  std::string out =
+      fmt::format("validate '{}' on the {} backend: {} ({} s), the median compared\n", r.scenario, r.backend,
+                  counted(r.measured_iterations.size(), "measured iteration"), seconds_list(r.measured_iterations));
+  if (r.calibration == "interleaved") {
+    out += fmt::format(
+        "calibration: measured in {} rounds, one before each measured iteration; their predictions ({} s), "
+        "the median compared\n",
+        r.predicted_iterations.size(), seconds_list(r.predicted_iterations));
+  }
+  out += fmt::format("iteration: predicted {:.4f} s, measured {:.4f} s, error {:+.1f}%\n", r.iteration.predicted_s,
+                     r.iteration.measured_s, r.iteration.error_percent);
+  if (r.verdict) out += verdict_text(*r.verdict, r.predicted_iterations.size());
+  out += fmt::format(
       "per op type (seconds per iteration per rank, averaged over ranks)\n"
       "  {:<20} {:>10} {:>10} {:>8}\n",
-      r.scenario, r.backend, counted(r.measured_iterations.size(), "measured iteration"), iterations,
-      r.iteration.predicted_s, r.iteration.measured_s, r.iteration.error_percent, "type", "predicted", "measured",
-      "error");
+      "type", "predicted", "measured", "error");
   for (const ValidationRow& op : r.per_op) {
     out += fmt::format("  {:<20} {:>10.4f} {:>10.4f} {:>+7.1f}%\n", op.name, op.predicted_s, op.measured_s,
                        op.error_percent);
@@ -183,6 +224,19 @@ std::string to_json(const ValidationReport& r) {
   j.key("measured_iterations_s").begin_array();
   for (const double t : r.measured_iterations) j.value(t);
   j.end_array();
+  j.field("calibration", r.calibration);
+  j.key("predicted_iterations_s").begin_array();
+  for (const double t : r.predicted_iterations) j.value(t);
+  j.end_array();
+  if (!r.predicted_iterations.empty()) j.field("median_prediction", static_cast<std::int64_t>(r.median_prediction));
+  if (r.verdict) {
+    const ValidationVerdict& v = *r.verdict;
+    j.field("verdict", std::string(to_string(v.verdict)))
+        .field("bound_percent", v.bound_percent)
+        .field("uncertainty_percent", v.uncertainty_percent)
+        .field("measured_spread_percent", v.measured_spread_percent)
+        .field("predicted_spread_percent", v.predicted_spread_percent);
+  }
   j.key("per_op").begin_object();
   for (const ValidationRow& op : r.per_op) {
     j.key(op.name);

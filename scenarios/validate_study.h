@@ -7,14 +7,18 @@
 //    for a peer counts as a transfer's time in both), averaged over ranks;
 //  - per rank: the busy compute time and the time its last task ends.
 // Errors are (predicted - measured) / measured in percent (0 where both sides are under 0.1 ms).
+// With a bound, the report also carries the verdict of validate_verdict.h: whether the machine's
+// timing spread lets the error be held against the bound.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/trace.h"
 #include "models/workload.h"
+#include "scenarios/validate_verdict.h"
 
 namespace megasim::scenarios {
 
@@ -41,7 +45,18 @@ struct ValidationReport {
   ValidationRow iteration;
   std::vector<ValidationRow> per_op;
   std::vector<RankValidation> per_rank;
+  // The calibration the prediction used: "file" (the scenario's calibration.file), or "interleaved"
+  // (measured in rounds, one before each measured iteration, cli/cpu_validate.h); then the
+  // prediction of each round's calibration, seconds, in run order, and the round compared (the
+  // median prediction, chosen as median_iteration chooses).
+  std::string calibration = "file";
+  std::vector<double> predicted_iterations;
+  std::size_t median_prediction = 0;
+  std::optional<ValidationVerdict> verdict;
 };
+
+// judge() of the report's iteration error, its measured iterations and its rounds' predictions.
+ValidationVerdict judge(const ValidationReport& report, double bound_percent);
 
 // The index of the median iteration of `traces` by iteration time (for an even count the upper of
 // the two middle ones); traces must not be empty.
@@ -62,7 +77,9 @@ ValidationReport compare_compute(const models::Workload& workload, const backend
 
 std::string to_text(const ValidationReport& report);
 // Keys: predicted_iteration_time_s, measured_iteration_time_s, error_percent, measured_iterations_s,
-// per_op (name -> predicted_s, measured_s, error_percent), per_rank (list).
+// calibration, predicted_iterations_s, per_op (name -> predicted_s, measured_s, error_percent),
+// per_rank (list); with a verdict: verdict ("within", "outside", "inconclusive"), bound_percent,
+// uncertainty_percent, measured_spread_percent, predicted_spread_percent (validate_verdict.h).
 std::string to_json(const ValidationReport& report);
 
 }  // namespace megasim::scenarios

@@ -22,7 +22,7 @@ bash scripts/check_format.sh
 phase "building the executable, the Python module, the benchmarks and the CLI tests into build/ (scripts/build.sh ci)"
 bash scripts/build.sh ci
 phase "running the tests of build/ (ctest --test-dir build)"
-ctest --test-dir build --output-on-failure -j "$(nproc)" -LE timing
+ctest --test-dir build --output-on-failure -j "$(nproc)"
 phase "every test under ASan and UBSan, then the fuzzers (scripts/test_sanitized.sh)"
 bash scripts/test_sanitized.sh
 if [ "${MEGASIM_CHECK_OPTIMIZED:-0}" = 1 ]; then

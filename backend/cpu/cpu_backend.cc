@@ -53,6 +53,7 @@ std::vector<Trace> run_cpu_iterations(const models::Workload& workload, const Cp
   for (int i = 0; i < options.warmup_iterations; ++i) executor.run_iteration();
   std::vector<Trace> traces;
   for (int i = 0; i < options.iterations; ++i) {
+    if (options.before_iteration) options.before_iteration(i);
     const std::vector<TaskRecord> records = executor.run_iteration();
     std::vector<std::vector<TaskRecord>> all = gather_records(records, rank, size);
     if (rank != 0) continue;

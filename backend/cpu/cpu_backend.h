@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <vector>
 
 #include "backend/trace.h"
@@ -17,6 +18,10 @@ struct CpuRunOptions {
   // A rank on which no task finishes for this long (a dead peer, a deadlock) fails the run with an
   // MpiError naming what it waited for (cpu_executor.h).
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+  // Called on every rank before each measured iteration (after the warm-up), with the iteration's
+  // index; collective when the caller makes it so (validate's calibration rounds run here, so that
+  // they and the iterations they predict see the same machine). Empty: nothing.
+  std::function<void(int iteration)> before_iteration = nullptr;
 };
 
 // Every process of the job calls it together. On world rank 0: one Trace per measured iteration,

@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/cpu_kernels.h"
@@ -68,23 +70,39 @@ models::LayerOp streaming_op(double bytes) {
 
 }  // namespace
 
-double time_gemm_s(const models::GemmShape& shape, const TimingOptions& options) {
-  models::LayerOp op;
-  op.name = "gemm";
-  op.kind = models::OpKind::kGemm;
-  op.shape = shape;
-  op.flops = models::gemm_flops(shape);
-  op.executed_flops = op.flops;
-  op.bytes = models::gemm_bytes(shape);
-  return median_run_s(op, options);
-}
-
-double time_memory_op_s(double bytes, const TimingOptions& options) {
-  return median_run_s(streaming_op(bytes), options);
-}
-
 double time_op_overhead_s(const TimingOptions& options) {
   return median_run_s(streaming_op(64), options);
+}
+
+SequenceTimer::SequenceTimer(std::vector<models::LayerOp> sequence)
+    : sequence_(std::move(sequence)),
+      kernels_(std::make_unique<CpuKernels>(std::span<const models::LayerOp>(sequence_))) {}
+
+SequenceTimer::~SequenceTimer() = default;
+
+std::vector<double> SequenceTimer::time(int passes) {
+  MEGASIM_ASSERT(passes >= 1, "SequenceTimer::time needs at least one pass");
+  if (!warm_) {
+    for (const models::LayerOp& op : sequence_) kernels_->run(op, false);
+    warm_ = true;
+  }
+  std::vector<std::vector<double>> samples(sequence_.size());
+  for (int pass = 0; pass < passes; ++pass) {
+    for (std::size_t i = 0; i < sequence_.size(); ++i) {
+      const Clock::time_point start = Clock::now();
+      kernels_->run(sequence_[i], false);
+      samples[i].push_back(seconds_since(start));
+    }
+  }
+  checksum_sink = kernels_->checksum();
+  std::vector<double> out;
+  out.reserve(sequence_.size());
+  for (std::vector<double>& s : samples) {
+    std::sort(s.begin(), s.end());
+    const std::size_t middle = s.size() / 2;
+    out.push_back(s.size() % 2 == 1 ? s[middle] : (s[middle - 1] + s[middle]) / 2);
+  }
+  return out;
 }
 
 }  // namespace megasim::backend::cpu

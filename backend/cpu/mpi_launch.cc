@@ -1,11 +1,16 @@
 #include "backend/cpu/mpi_launch.h"
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/error.h"
@@ -30,7 +35,39 @@ std::string mpirun_program() {
   return chosen != nullptr && *chosen != '\0' ? chosen : "mpirun";
 }
 
+// A sysfs topology number of `cpu` ("core_id", "physical_package_id"); -1 when unreadable.
+int topology_id(int cpu, const char* name) {
+  std::ifstream in("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/" + name);
+  int id = -1;
+  if (!(in >> id)) return -1;
+  return id;
+}
+
 }  // namespace
+
+int usable_cores() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return 1;
+  std::set<std::pair<int, int>> cores;
+  int alone = 0;  // CPUs without a topology: one core each
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &mask)) continue;
+    const int core = topology_id(cpu, "core_id");
+    const int package = topology_id(cpu, "physical_package_id");
+    if (core < 0 || package < 0) {
+      ++alone;
+    } else {
+      cores.emplace(package, core);
+    }
+  }
+  return std::max(1, static_cast<int>(cores.size()) + alone);
+}
+
+std::vector<std::string> binding_arguments(int processes, int cores) {
+  if (processes <= cores) return {"--map-by", "core", "--bind-to", "core"};
+  return {"--bind-to", "none"};
+}
 
 bool started_by_mpi_launcher() {
   for (const char* variable : kLauncherVariables) {
@@ -45,7 +82,8 @@ std::vector<std::string> mpirun_command(int processes, int argc, char** argv) {
   std::vector<std::string> command = {mpirun_program(), "--oversubscribe"};
   // Open MPI refuses to start as root without it; CI containers run as root.
   if (geteuid() == 0) command.emplace_back("--allow-run-as-root");
-  command.insert(command.end(), {"--bind-to", "none", "-np", std::to_string(processes), self_path(argv[0])});
+  for (std::string& word : binding_arguments(processes, usable_cores())) command.push_back(std::move(word));
+  command.insert(command.end(), {"-np", std::to_string(processes), self_path(argv[0])});
   for (int i = 1; i < argc; ++i) command.emplace_back(argv[i]);
   return command;
 }

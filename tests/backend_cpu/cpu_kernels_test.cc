@@ -215,20 +215,41 @@ TEST(CpuKernelsDeathTest, OpLargerThanTheBuffersAborts) {
 // Few short runs: the test machine is shared, so the bounds are far from the expected values.
 constexpr TimingOptions kQuick{.repetitions = 3, .min_run_s = 0.005};
 
-// The fastest of a few interleaved measurements of two GEMMs: on a shared machine, preemption only
-// adds time, and interleaving exposes both shapes to the same load.
-std::pair<double, double> best_gemm_times_s(const GemmShape& first, const GemmShape& second) {
+models::LayerOp gemm_op(const GemmShape& shape) {
+  models::LayerOp op;
+  op.name = "gemm";
+  op.kind = models::OpKind::kGemm;
+  op.shape = shape;
+  op.flops = models::gemm_flops(shape);
+  op.executed_flops = op.flops;
+  op.bytes = models::gemm_bytes(shape);
+  return op;
+}
+
+models::LayerOp stream_op(double bytes) {
+  models::LayerOp op;
+  op.name = "stream";
+  op.kind = models::OpKind::kElementwise;
+  op.bytes = bytes;
+  return op;
+}
+
+// The fastest of a few timings of a two-op sequence: on a shared machine, preemption only adds
+// time, and both ops of a pass see the same load.
+std::pair<double, double> best_pair_s(const models::LayerOp& first, const models::LayerOp& second) {
+  SequenceTimer timer({first, second});
   double first_s = std::numeric_limits<double>::infinity();
   double second_s = std::numeric_limits<double>::infinity();
   for (int round = 0; round < 4; ++round) {
-    first_s = std::min(first_s, time_gemm_s(first, kQuick));
-    second_s = std::min(second_s, time_gemm_s(second, kQuick));
+    const std::vector<double> s = timer.time(3);
+    first_s = std::min(first_s, s.at(0));
+    second_s = std::min(second_s, s.at(1));
   }
   return {first_s, second_s};
 }
 
 TEST(CpuTiming, GemmTimeGrowsWithFlops) {
-  const auto [small_s, large_s] = best_gemm_times_s(GemmShape{256, 256, 256, 1}, GemmShape{512, 512, 512, 1});
+  const auto [small_s, large_s] = best_pair_s(gemm_op({256, 256, 256, 1}), gemm_op({512, 512, 512, 1}));
   EXPECT_GT(small_s, 0);
   // 8x the FLOPs: a time ratio near 8 (a bit less if the larger GEMM is more efficient).
   EXPECT_GT(large_s / small_s, 3.0) << small_s << " s vs " << large_s << " s";
@@ -236,17 +257,31 @@ TEST(CpuTiming, GemmTimeGrowsWithFlops) {
 }
 
 TEST(CpuTiming, BatchedGemmTimeGrowsWithTheBatch) {
-  const auto [one_s, eight_s] = best_gemm_times_s(GemmShape{128, 128, 128, 1}, GemmShape{128, 128, 128, 8});
+  const auto [one_s, eight_s] = best_pair_s(gemm_op({128, 128, 128, 1}), gemm_op({128, 128, 128, 8}));
   // 8 products of the same shape: a time ratio near 8.
   EXPECT_GT(eight_s / one_s, 3.0) << one_s << " s vs " << eight_s << " s";
   EXPECT_LT(eight_s / one_s, 40.0) << one_s << " s vs " << eight_s << " s";
 }
 
 TEST(CpuTiming, MemoryOpTimeGrowsWithBytes) {
-  const double small_s = time_memory_op_s(1e6, kQuick);
-  const double large_s = time_memory_op_s(64e6, kQuick);
+  const auto [small_s, large_s] = best_pair_s(stream_op(1e6), stream_op(64e6));
   // 64x the bytes, and 1 MB stays in cache while 64 MB streams from DRAM: well above 4x.
   EXPECT_GT(large_s / small_s, 4.0) << small_s << " s vs " << large_s << " s";
+}
+
+// One time per op of the sequence, in its order, whatever the number of passes; an op that occurs
+// twice is timed at each place.
+TEST(CpuTiming, SequenceTimerTimesEveryOpInOrder) {
+  SequenceTimer timer({stream_op(64e6), gemm_op({64, 64, 64, 1}), stream_op(64e6)});
+  EXPECT_EQ(timer.sequence().size(), 3U);
+  for (const int passes : {1, 2, 5}) {
+    const std::vector<double> s = timer.time(passes);
+    ASSERT_EQ(s.size(), 3U);
+    for (const double t : s) EXPECT_GT(t, 0);
+    // A 64 MB stream takes milliseconds, a 64^3 product (half a million FLOPs) microseconds.
+    EXPECT_GT(s[0], s[1]) << passes;
+    EXPECT_GT(s[2], s[1]) << passes;
+  }
 }
 
 TEST(CpuTiming, OpOverheadIsPositiveAndSmall) {
@@ -254,7 +289,8 @@ TEST(CpuTiming, OpOverheadIsPositiveAndSmall) {
   EXPECT_GT(overhead_s, 0);
   // A call and an 8-element loop: nanoseconds; a millisecond would mean a sleep or an allocation.
   EXPECT_LT(overhead_s, 1e-3);
-  EXPECT_LT(overhead_s, time_memory_op_s(1e6, kQuick));
+  SequenceTimer megabyte({stream_op(1e6)});
+  EXPECT_LT(overhead_s, megabyte.time(3).front());
 }
 
 }  // namespace

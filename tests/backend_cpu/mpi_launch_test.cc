@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,36 @@ TEST(MpiLaunchTest, CommandRunsThisExecutableWithTheRemainingArgumentsInOrder) {
   ASSERT_GE(command.size(), 4U);
   const std::vector<std::string> tail(command.end() - 4, command.end());
   EXPECT_EQ(tail, (std::vector<std::string>{self, "calibrate", "--backend", "cpu"}));
+}
+
+// One rank per core, bound to it, when the ranks fit on the cores; unbound (the scheduler shares
+// the cores) when they do not, since Open MPI refuses to bind two ranks to one core.
+TEST(MpiLaunchTest, RanksAreBoundToCoresExactlyWhenTheyFit) {
+  const std::vector<std::string> bound = {"--map-by", "core", "--bind-to", "core"};
+  const std::vector<std::string> unbound = {"--bind-to", "none"};
+  EXPECT_EQ(binding_arguments(1, 1), bound);
+  EXPECT_EQ(binding_arguments(2, 2), bound);
+  EXPECT_EQ(binding_arguments(2, 16), bound);
+  EXPECT_EQ(binding_arguments(3, 2), unbound);
+  EXPECT_EQ(binding_arguments(64, 16), unbound);
+}
+
+TEST(MpiLaunchTest, UsableCoresAreAtLeastOneAndAtMostTheHardwareThreads) {
+  const int cores = usable_cores();
+  EXPECT_GE(cores, 1);
+  EXPECT_LE(static_cast<unsigned>(cores), std::max(1U, std::thread::hardware_concurrency()));
+}
+
+TEST(MpiLaunchTest, CommandBindsAsTheMachinesCoresAllow) {
+  const ScopedLaunchEnvironment environment;
+  for (const int processes : {1, 2, 3, 64}) {
+    const std::vector<std::string> command = command_for(processes, {"megasim"});
+    const auto bind = std::find(command.begin(), command.end(), "--bind-to");
+    ASSERT_NE(bind, command.end());
+    ASSERT_NE(bind + 1, command.end());
+    EXPECT_EQ(*(bind + 1), processes <= usable_cores() ? "core" : "none") << processes;
+    EXPECT_EQ(std::count(command.begin(), command.end(), "--bind-to"), 1) << processes;
+  }
 }
 
 TEST(MpiLaunchTest, CommandAllowsRootExactlyWhenRunningAsRoot) {

@@ -151,18 +151,31 @@ TEST(Cli, CalibrateGpusBadInputs) {
 TEST(Cli, ValidateBadInputs) {
   const std::string tiny = scenario("validate/tiny_gpt_pp2.toml");
   const std::string args[] = {
-      "validate " + tiny + " --backend cuda",
-      "validate " + tiny + " --backend sim",
-      "validate " + tiny,  // "calibrated" without a calibration file
-      "validate " + tiny + " --iterations 0",
-      "validate " + tiny + " --warmup -1",
+      "validate " + tiny + " --backend cuda", "validate " + tiny + " --backend sim",
+      "validate " + tiny + " --calibration file",  // "calibrated" without a calibration file
+      "validate " + tiny + " --iterations 0", "validate " + tiny + " --warmup -1",
       "validate --set cluster.gpus=1024",  // a plan predicted for A100s, not for this machine
-      "validate " + tiny + " --timeout -1",
+      "validate " + tiny + " --timeout -1", "validate " + tiny + " --calibration sideways",
+      "validate " + tiny + " --backend cuda --calibration interleaved",  // cuda has only the file
+      // Interleaved (the default) measures its own calibration: a file as well would be ignored.
+      "validate " + tiny + " --set calibration.file=" + scenario("calibration/cpu_amd_epyc_tiny_gpt_dp2.toml"),
+      "validate " + tiny + " --bound 0", "validate " + tiny + " --bound -5",
+      "validate " + tiny + " --set model.hidden_size=16384 --set model.num_attention_heads=128",  // too large here
   };
   const BadInput cases[] = {
-      {args[0].c_str(), "--backend"},    {args[1].c_str(), "--backend"}, {args[2].c_str(), "cluster.gpu"},
-      {args[3].c_str(), "--iterations"}, {args[4].c_str(), "--warmup"},  {args[5].c_str(), "cluster.gpu"},
+      {args[0].c_str(), "--backend"},
+      {args[1].c_str(), "--backend"},
+      {args[2].c_str(), "cluster.gpu"},
+      {args[3].c_str(), "--iterations"},
+      {args[4].c_str(), "--warmup"},
+      {args[5].c_str(), "cluster.gpu"},
       {args[6].c_str(), "--timeout"},
+      {args[7].c_str(), "--calibration"},
+      {args[8].c_str(), "--calibration"},
+      {args[9].c_str(), "calibration.file"},
+      {args[10].c_str(), "--bound"},
+      {args[11].c_str(), "--bound"},
+      {args[12].c_str(), "this machine's memory"},
   };
   expect_refused(cases);
 }
@@ -195,22 +208,26 @@ TEST(Cli, RunOnTheCpuBackendReportsTheMeasuredIteration) {
   EXPECT_NE(r.output.find(R"("iteration_time_s")"), std::string::npos) << r.output;
 }
 
-// A real validation: 2 MPI processes started by megasim itself, the comparison printed as JSON and
-// written with both sides' Perfetto traces.
-TEST(Cli, ValidateOnTheCpuBackendWritesTheComparisonAndBothTraces) {
+// A real validation: 2 MPI processes started by megasim itself, the calibration measured in a round
+// before the measured iteration, the comparison printed as JSON and written with both sides'
+// Perfetto traces and the calibration, which a later validation can use as its file.
+TEST(Cli, ValidateOnTheCpuBackendWritesTheComparisonBothTracesAndItsCalibration) {
   const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_validate";
   std::filesystem::remove_all(dir);
-  const Result r = run("validate " + scenario("validate/tiny_gpt_dp2.toml") +
-                       " --iterations 1 --warmup 0 --json --set plan.global_batch_size=2 --set calibration.file=" +
-                       scenario("calibration/cpu_amd_epyc_tiny_gpt_dp2.toml") + " --out " + dir.string());
+  const std::string tiny = scenario("validate/tiny_gpt_dp2.toml") + " --set plan.global_batch_size=2";
+  const Result r = run("validate " + tiny + " --iterations 1 --warmup 0 --json --out " + dir.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* key : {"\"predicted_iteration_time_s\"", "\"measured_iteration_time_s\"", "\"error_percent\"",
-                          "\"per_op\"", "\"per_rank\""}) {
+                          "\"per_op\"", "\"per_rank\"", "\"calibration\": \"interleaved\"", "\"verdict\""}) {
     EXPECT_NE(r.output.find(key), std::string::npos) << key;
   }
-  for (const char* file : {"validation.json", "measured_trace.json", "predicted_trace.json"}) {
+  for (const char* file : {"validation.json", "measured_trace.json", "predicted_trace.json", "calibration.toml"}) {
     EXPECT_GT(std::filesystem::file_size(dir / file), 100u) << file;
   }
+  const Result again = run("validate " + tiny + " --iterations 1 --warmup 0 --json --calibration file --set " +
+                           "calibration.file=" + (dir / "calibration.toml").string());
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("\"calibration\": \"file\""), std::string::npos) << again.output;
   std::filesystem::remove_all(dir);
 }
 
