@@ -33,7 +33,8 @@ Action register_campaign(CLI::App& app) {
       "campaign", "simulate a whole training run with failures, recovery and checkpoints: ETTR and lost time");
   add_scenario_options(*cmd, o->scenario);
   add_gpus_option(*cmd, o->scenario);
-  cmd->add_option("--days", o->campaign.days, "wall-clock days of training simulated")->capture_default_str()
+  cmd->add_option("--days", o->campaign.days, "wall-clock days of training simulated")
+      ->capture_default_str()
       ->check(number_in(0, 3650));
   cmd->add_option("--seeds", o->campaign.seeds, "independent campaigns (ETTR mean and spread over them)")
       ->capture_default_str()

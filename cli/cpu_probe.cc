@@ -20,6 +20,16 @@
 #include "models/workload.h"
 
 namespace megasim::cli {
+
+// What the calibration asks about an op: a product by its shape, a memory-bound op by its bytes.
+// (Outside the anonymous namespace: CpuProbeSession::Impl holds maps keyed by it.)
+struct ProbedOpKey {
+  bool product = false;
+  std::int64_t m = 0, n = 0, k = 0, batch = 0;
+  double bytes = 0;
+  auto operator<=>(const ProbedOpKey&) const = default;
+};
+
 namespace {
 
 // "cpu: <processor model> (Eigen float32, one core per rank)".
@@ -49,15 +59,7 @@ int world(int (*query)(MPI_Comm, int*), const char* what) {
   return value;
 }
 
-// What the calibration asks about an op: a product by its shape, a memory-bound op by its bytes.
-struct OpKey {
-  bool product = false;
-  std::int64_t m = 0, n = 0, k = 0, batch = 0;
-  double bytes = 0;
-  auto operator<=>(const OpKey&) const = default;
-};
-
-OpKey key_of(const models::LayerOp& op) {
+ProbedOpKey key_of(const models::LayerOp& op) {
   if (op.kind == models::OpKind::kGemm || op.kind == models::OpKind::kAttention) {
     return {true, op.shape.m, op.shape.n, op.shape.k, op.shape.batch, 0};
   }
@@ -113,7 +115,7 @@ struct CpuProbeSession::Impl {
   // This rank's stage's compute timed in place: per op key, the mean of its calls' median times.
   void time_compute(int passes) {
     const std::vector<double> seconds = timer.time(passes);
-    std::map<OpKey, std::pair<double, int>> sums;
+    std::map<ProbedOpKey, std::pair<double, int>> sums;
     for (std::size_t i = 0; i < seconds.size(); ++i) {
       auto& [total, calls] = sums[key_of(timer.sequence()[i])];
       total += seconds[i];
@@ -124,7 +126,7 @@ struct CpuProbeSession::Impl {
   }
 
   // The time in place of an op of the plan, from the rank that ran it. Collective over the world.
-  double op_time(const OpKey& key) const {
+  double op_time(const ProbedOpKey& key) const {
     const auto who = owner.find(key);
     const int root = who == owner.end() ? 0 : who->second;
     const auto mine = op_seconds.find(key);
@@ -141,8 +143,8 @@ struct CpuProbeSession::Impl {
   std::optional<backend::cpu::HostComm> intra;
   std::optional<backend::cpu::HostComm> inter;
   backend::cpu::SequenceTimer timer;
-  std::map<OpKey, int> owner;
-  std::map<OpKey, double> op_seconds;  // this rank's, of the last probe()
+  std::map<ProbedOpKey, int> owner;
+  std::map<ProbedOpKey, double> op_seconds;  // this rank's, of the last probe()
 };
 
 CpuProbeSession::CpuProbeSession(const scenarios::Scenario& scenario) : impl_(std::make_unique<Impl>(scenario)) {}

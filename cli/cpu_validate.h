@@ -25,15 +25,15 @@ struct CpuValidateOptions {
   int warmup = 1;
   int iterations = 7;
   double timeout_s = 300;
-  bool interleaved = true;      // false: the scenario's calibration.file
-  double bound_percent = 10;    // of the verdict
+  bool interleaved = true;    // false: the scenario's calibration.file
+  double bound_percent = 10;  // of the verdict
 };
 
 struct CpuValidation {
   scenarios::ValidationReport report;  // with its verdict
   models::Workload workload;
   backend::Trace predicted;
-  backend::Trace measured;  // the median iteration
+  backend::Trace measured;       // the median iteration
   std::string calibration_toml;  // interleaved: the calibration file of the median round; else empty
 };
 

@@ -78,8 +78,8 @@ void emit(const ValidateOptions& o, const scenarios::Scenario& s, const scenario
     files.add(o.out_dir + "/" + kOutputFiles[0], "--out", json);
     add_trace(files, o.out_dir + "/" + kOutputFiles[1], workload, measured, s);
     add_trace(files, o.out_dir + "/" + kOutputFiles[2], workload, predicted, s);
-    files.commit();
     if (!calibration_toml.empty()) files.add(o.out_dir + "/" + kOutputFiles[3], "--out", calibration_toml);
+    files.commit();
   }
   std::cout << (o.json ? json : scenarios::to_text(report)) << std::flush;
 }

@@ -121,11 +121,11 @@ void require_memory_for(const SimulationFootprint& f, int simulations) {
     throw sim::ConfigError(
         "plan.global_batch_size", std::to_string(f.global_batch),
         fmt::format("a batch this machine can simulate: {} {} GPUs with {} task records ({} tasks in the stage "
-                    "programs, 2 x micro-batches x model chunks each) need{} about {:.1f} GiB, and {:.1f} GiB is "
+                    "programs, 2 x micro-batches x model chunks each) need{} about {:.1f} GB, and {:.1f} GB is "
                     "available; fewer micro-batches per iteration (a smaller global batch or a larger micro-batch) "
                     "fit",
-                    what, f.gpus, f.task_records, f.program_tasks, simulations > 1 ? "" : "s", needed / kGiB,
-                    available / kGiB));
+                    what, f.gpus, f.task_records, f.program_tasks, simulations > 1 ? "" : "s", needed / kGB,
+                    available / kGB));
   }
   const double per_gpu = (f.bytes - kBaseBytes) / static_cast<double>(std::max<std::int64_t>(1, f.gpus));
   throw sim::ConfigError(

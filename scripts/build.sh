@@ -18,6 +18,8 @@ kind=${1:-all}
 export CCACHE_BASEDIR="$PWD"
 # The test binaries' precompiled GoogleTest header (tests/CMakeLists.txt) is cacheable with these.
 export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+# Depend mode: a miss compiles once (the dependencies from -MD), without a separate preprocessor run.
+export CCACHE_DEPEND=1
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 common=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DMEGASIM_WARNINGS_AS_ERRORS=ON "${launcher[@]}")

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -51,10 +52,10 @@ int usable_cores() {
   if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return 1;
   std::set<std::pair<int, int>> cores;
   int alone = 0;  // CPUs without a topology: one core each
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+  for (std::size_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
     if (!CPU_ISSET(cpu, &mask)) continue;
-    const int core = topology_id(cpu, "core_id");
-    const int package = topology_id(cpu, "physical_package_id");
+    const int core = topology_id(static_cast<int>(cpu), "core_id");
+    const int package = topology_id(static_cast<int>(cpu), "physical_package_id");
     if (core < 0 || package < 0) {
       ++alone;
     } else {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "models/checkpoint_theory.h"
@@ -112,7 +113,7 @@ TEST(Reliability, BadValuesNameTheirKey) {
   EXPECT_EQ(thrown_key(r), "recovery.diagnosis_s");
   CheckpointParams c;
   EXPECT_EQ(thrown_key(c), "(no error)");
-  c.upload_s = INFINITY;
+  c.upload_s = std::numeric_limits<double>::infinity();
   EXPECT_EQ(thrown_key(c), "checkpoint.upload_s");
   EXPECT_THROW(parse_detection("pager", "recovery.detection"), sim::ConfigError);
   EXPECT_EQ(parse_flap_durations("fixed", "k"), FlapDurations::kFixed);
