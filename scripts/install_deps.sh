@@ -4,6 +4,9 @@
 #   scripts/install_deps.sh        (or `all`) everything the tests need besides: GoogleTest, Google
 #                                  Benchmark, pybind11, Clang for the sanitized run and libFuzzer, and the
 #                                  project venv (.venv, from requirements-dev.txt)
+#   scripts/install_deps.sh packages   all the Debian packages and an empty .venv (what the build needs)
+#   scripts/install_deps.sh python     the venv's packages only (what the Python tests need; after
+#                                      `packages`, scripts/test.sh runs it while the build compiles)
 # Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,9 +19,10 @@ packages=(cmake ninja-build g++ pkg-config ccache
           libopenmpi-dev openmpi-bin)
 case "$profile" in
   main) ;;
-  all) packages+=(libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev python3-venv
+  python) packages=(python3-venv) ;;
+  all | packages) packages+=(libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev python3-venv
                   clang libclang-rt-14-dev) ;;  # clang: scripts/test_sanitized.sh (ASan, UBSan, libFuzzer)
-  *) echo "usage: scripts/install_deps.sh [main|all] (got '$profile')" >&2; exit 2 ;;
+  *) echo "usage: scripts/install_deps.sh [main|all|packages|python] (got '$profile')" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${packages[@]}"; do
@@ -37,6 +41,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
+[ "$profile" = packages ] && exit 0
 if ! .venv/bin/python -c "import pytest, pandas, matplotlib, distributed, ray" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r requirements-dev.txt

@@ -15,12 +15,19 @@ cd "$(dirname "$0")/.."
 started=$SECONDS
 phase() { printf '\n== [%d s] %s\n' "$((SECONDS - started))" "$*"; }
 
-phase "installing what the build and the tests need (scripts/install_deps.sh)"
-bash scripts/install_deps.sh
+phase "installing the Debian packages (scripts/install_deps.sh packages); the venv's Python packages while the build compiles"
+bash scripts/install_deps.sh packages
+bash scripts/install_deps.sh python > .venv-install.log 2>&1 &
+python_install=$!
 phase "format check"
 bash scripts/check_format.sh
 phase "building the executable, the Python module, the benchmarks and the CLI tests into build/ (scripts/build.sh ci)"
 bash scripts/build.sh ci
+if ! wait "$python_install"; then
+  cat .venv-install.log
+  echo "megasim: installing the venv's Python packages failed (scripts/install_deps.sh python)" >&2
+  exit 1
+fi
 phase "running the tests of build/ (ctest --test-dir build)"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 phase "every test under ASan and UBSan, then the fuzzers (scripts/test_sanitized.sh)"
