@@ -10,6 +10,9 @@ export CCACHE_BASEDIR="$PWD"
 export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 # Depend mode: a miss compiles once (the dependencies from -MD), without a separate preprocessor run.
 export CCACHE_DEPEND=1
+# The line tables (-gline-tables-only) name the build folder, which ccache would otherwise hash, so
+# that a clone in another folder missed every object.
+export CCACHE_NOHASHDIR=1
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B build-san -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
