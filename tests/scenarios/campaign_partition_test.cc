@@ -14,6 +14,7 @@
 #include "scenarios/campaign_oracle.h"
 #include "scenarios/campaign_study.h"
 #include "scenarios/loader.h"
+#include "scenarios/scenario.h"
 #include "topology/topology.h"
 
 namespace megasim::scenarios {
@@ -27,15 +28,8 @@ using testing::lost;
 // uplinks, one to each aggregation switch (plane) of its pod; a pod is 2 rail-ToR groups of 8
 // servers (16 servers, 32 GPUs), and core plane i joins aggregation switch i of both pods.
 topo::Topology small_fabric() {
-  topo::ClusterParams p;
-  p.gpus = 64;
-  p.gpus_per_server = 2;
-  p.rails = 2;
-  p.switch_radix = 8;
-  p.tor_downlink_split = 2;
-  p.servers_per_group = 8;
-  p.nic_gbps = 200;
-  return topo::Topology::build(p);
+  return topo::Topology::build(
+      effective_cluster(load_scenario_file(std::string(MEGASIM_SOURCE_DIR) + "/tests/data/campaign_small.toml")));
 }
 
 std::vector<topo::LinkId> links_of_switches(const topo::Topology& t, const std::vector<topo::NodeId>& switches) {

@@ -1,5 +1,7 @@
-// A ConfigError's key, for tests of bad input: "(no error)" when `f` throws none.
+// ConfigError checks for tests of bad input.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <string>
 #include <utility>
@@ -8,6 +10,7 @@
 
 namespace megasim::scenarios::testing {
 
+// A ConfigError's key: "(no error)" when `f` throws none.
 template <typename F>
 std::string thrown_key(F&& f) {
   try {
@@ -16,6 +19,19 @@ std::string thrown_key(F&& f) {
     return e.key();
   }
   return "(no error)";
+}
+
+// The ConfigError's message; fails the test when `f` does not throw one naming `key`.
+template <typename F>
+std::string config_error_message(F&& f, const std::string& key) {
+  try {
+    std::forward<F>(f)();
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), key) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a ConfigError for " << key;
+  return "";
 }
 
 }  // namespace megasim::scenarios::testing

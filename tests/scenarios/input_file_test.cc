@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "config_error_util.h"
 #include "scenarios/device.h"
 #include "scenarios/loader.h"
 #include "scenarios/mapped_file.h"
@@ -15,6 +16,8 @@
 namespace megasim::scenarios {
 namespace {
 
+using testing::config_error_message;
+
 namespace fs = std::filesystem;
 
 fs::path fresh_dir(const std::string& name) {
@@ -22,19 +25,6 @@ fs::path fresh_dir(const std::string& name) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
-}
-
-// The ConfigError's message; fails the test when `f` does not throw one naming `key`.
-template <typename F>
-std::string refusal(F&& f, const std::string& key) {
-  try {
-    f();
-  } catch (const sim::ConfigError& e) {
-    EXPECT_EQ(e.key(), key) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ConfigError for " << key;
-  return "";
 }
 
 TEST(InputFile, ReadsARegularFileOrALinkToOne) {
@@ -52,7 +42,7 @@ TEST(InputFile, RefusesFoldersDevicesFifosAndMissingFilesBeforeReading) {
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0644), 0);
   fs::create_symlink("fifo", dir / "to_fifo");
   const auto reason = [](const std::string& path) {
-    return refusal([&] { read_input_file(path, "scenario", "a readable TOML file"); }, "scenario");
+    return config_error_message([&] { read_input_file(path, "scenario", "a readable TOML file"); }, "scenario");
   };
   EXPECT_NE(reason(dir.string()).find("(it is a directory)"), std::string::npos);
   EXPECT_NE(reason("/dev/zero").find("(it is a character device)"), std::string::npos);
@@ -70,24 +60,28 @@ TEST(InputFile, RefusesAFileAboveTheBoundFromItsSize) {
     out << std::string(4096, '#');
   }
   EXPECT_EQ(read_input_file((dir / "big.toml").string(), "scenario", "a TOML file", 4096).size(), 4096U);
-  const std::string message =
-      refusal([&] { read_input_file((dir / "big.toml").string(), "scenario", "a TOML file", 4095); }, "scenario");
+  const std::string message = config_error_message(
+      [&] { read_input_file((dir / "big.toml").string(), "scenario", "a TOML file", 4095); }, "scenario");
   EXPECT_NE(message.find("it holds 4 KiB"), std::string::npos) << message;
   // A sparse file of 65 MiB costs nothing to make and is refused by the default bound at once.
   fs::resize_file(dir / "big.toml", kMaxTomlFileBytes + 1);
-  EXPECT_NE(refusal([&] { read_input_file((dir / "big.toml").string(), "scenario", "a TOML file"); }, "scenario")
-                .find("at most 64 MiB"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error_message([&] { read_input_file((dir / "big.toml").string(), "scenario", "a TOML file"); }, "scenario")
+          .find("at most 64 MiB"),
+      std::string::npos);
 }
 
 TEST(InputFile, EveryReaderRefusesTheSame) {
   const fs::path dir = fresh_dir("readers");
-  EXPECT_NE(refusal([&] { load_scenario_file(dir.string()); }, "scenario").find("directory"), std::string::npos);
+  EXPECT_NE(config_error_message([&] { load_scenario_file(dir.string()); }, "scenario").find("directory"),
+            std::string::npos);
   Scenario s;
   s.calibration_file = "/dev/zero";
-  EXPECT_NE(refusal([&] { static_cast<void>(device_model(s)); }, "calibration.file").find("character device"),
-            std::string::npos);
-  EXPECT_NE(refusal([&] { MappedFile trace(dir.string(), "trace file", "a trace"); }, "trace file").find("directory"),
+  EXPECT_NE(
+      config_error_message([&] { static_cast<void>(device_model(s)); }, "calibration.file").find("character device"),
+      std::string::npos);
+  EXPECT_NE(config_error_message([&] { MappedFile trace(dir.string(), "trace file", "a trace"); }, "trace file")
+                .find("directory"),
             std::string::npos);
 }
 

@@ -4,24 +4,14 @@
 
 #include <string>
 
+#include "config_error_util.h"
 #include "scenarios/units.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
 namespace {
 
-// Expects a ConfigError whose key is `key`, returning its message for further checks.
-template <typename F>
-std::string expect_config_error(F&& f, const std::string& key) {
-  try {
-    f();
-  } catch (const sim::ConfigError& e) {
-    EXPECT_EQ(e.key(), key) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ConfigError for " << key;
-  return "";
-}
+using testing::config_error_message;
 
 TEST(Loader, ReadsEverySectionOverDefaults) {
   const Scenario s = load_scenario_text(R"(
@@ -55,17 +45,18 @@ tensor_model_parallel_size = 4
 }
 
 TEST(Loader, BadInputsNameTheKey) {
-  expect_config_error([] { load_scenario_text("[cluster]\ngpus = \"many\"\n"); }, "cluster.gpus");
-  expect_config_error([] { load_scenario_text("[cluster]\ngpus = 1.5\n"); }, "cluster.gpus");
-  expect_config_error([] { load_scenario_text("[cluster]\nnic_gbps = [1, 2]\n"); }, "cluster.nic_gbps");
-  expect_config_error([] { load_scenario_text("[cluster]\nfoo = 1\n"); }, "cluster.foo");
-  expect_config_error([] { load_scenario_text("[network]\ngpus = 1\n"); }, "network.gpus");
-  expect_config_error([] { load_scenario_text("gpus = 8\n"); }, "gpus");
-  expect_config_error([] { load_scenario_text("[fabric]\nrouting = \"random\"\n"); }, "fabric.routing");
-  expect_config_error([] { load_scenario_text("[fabric]\necmp_hash = \"md5\"\n"); }, "fabric.ecmp_hash");
-  expect_config_error([] { load_scenario_text("[fabric]\nfailure_detection_s = -1\n"); }, "fabric.failure_detection_s");
-  expect_config_error([] { load_scenario_text("[simulation]\nseed = -3\n"); }, "simulation.seed");
-  expect_config_error([] { load_scenario_text("[cluster]\nswitch_radix = 4294967296\n"); }, "cluster.switch_radix");
+  config_error_message([] { load_scenario_text("[cluster]\ngpus = \"many\"\n"); }, "cluster.gpus");
+  config_error_message([] { load_scenario_text("[cluster]\ngpus = 1.5\n"); }, "cluster.gpus");
+  config_error_message([] { load_scenario_text("[cluster]\nnic_gbps = [1, 2]\n"); }, "cluster.nic_gbps");
+  config_error_message([] { load_scenario_text("[cluster]\nfoo = 1\n"); }, "cluster.foo");
+  config_error_message([] { load_scenario_text("[network]\ngpus = 1\n"); }, "network.gpus");
+  config_error_message([] { load_scenario_text("gpus = 8\n"); }, "gpus");
+  config_error_message([] { load_scenario_text("[fabric]\nrouting = \"random\"\n"); }, "fabric.routing");
+  config_error_message([] { load_scenario_text("[fabric]\necmp_hash = \"md5\"\n"); }, "fabric.ecmp_hash");
+  config_error_message([] { load_scenario_text("[fabric]\nfailure_detection_s = -1\n"); },
+                       "fabric.failure_detection_s");
+  config_error_message([] { load_scenario_text("[simulation]\nseed = -3\n"); }, "simulation.seed");
+  config_error_message([] { load_scenario_text("[cluster]\nswitch_radix = 4294967296\n"); }, "cluster.switch_radix");
 }
 
 TEST(Loader, MalformedTomlNamesFileLineAndColumn) {
@@ -78,7 +69,7 @@ TEST(Loader, MalformedTomlNamesFileLineAndColumn) {
 }
 
 TEST(Loader, MissingFileIsAConfigError) {
-  expect_config_error([] { load_scenario_file("/nonexistent/scenario.toml"); }, "scenario");
+  config_error_message([] { load_scenario_file("/nonexistent/scenario.toml"); }, "scenario");
 }
 
 TEST(Overrides, ParseByKeyType) {
@@ -90,11 +81,11 @@ TEST(Overrides, ParseByKeyType) {
   EXPECT_TRUE(s.fabric.ecmp.polarized);
   EXPECT_DOUBLE_EQ(s.cluster.nic_gbps, 400.0);
   EXPECT_EQ(s.name, "study");
-  expect_config_error([&] { apply_override(s, "cluster.gpus=12k"); }, "cluster.gpus");
-  expect_config_error([&] { apply_override(s, "cluster.nic_gbps=fast"); }, "cluster.nic_gbps");
-  expect_config_error([&] { apply_override(s, "fabric.ecmp_polarized=yes"); }, "fabric.ecmp_polarized");
-  expect_config_error([&] { apply_override(s, "gpus=8"); }, "--set");
-  expect_config_error([&] { apply_override(s, "cluster.gpus"); }, "--set");
+  config_error_message([&] { apply_override(s, "cluster.gpus=12k"); }, "cluster.gpus");
+  config_error_message([&] { apply_override(s, "cluster.nic_gbps=fast"); }, "cluster.nic_gbps");
+  config_error_message([&] { apply_override(s, "fabric.ecmp_polarized=yes"); }, "fabric.ecmp_polarized");
+  config_error_message([&] { apply_override(s, "gpus=8"); }, "--set");
+  config_error_message([&] { apply_override(s, "cluster.gpus"); }, "--set");
 }
 
 TEST(Units, ParseBytes) {
@@ -104,14 +95,14 @@ TEST(Units, ParseBytes) {
   EXPECT_DOUBLE_EQ(parse_bytes("1e6", "--bytes"), 1e6);
   EXPECT_DOUBLE_EQ(parse_bytes("2 KiB", "--bytes"), 2048.0);
   for (const char* bad : {"", "GiB", "1XB", "-4MiB", "0", "inf"}) {
-    expect_config_error([&] { parse_bytes(bad, "--bytes"); }, "--bytes");
+    config_error_message([&] { parse_bytes(bad, "--bytes"); }, "--bytes");
   }
   // Whole bytes from 1 to 2^50: 1.5 KB is 1500 bytes, 0.5 B and 1e-300 B are not whole, 2^50 + 1 KiB
   // and 2^64 are too many.
   EXPECT_DOUBLE_EQ(parse_bytes("1.5KB", "--bytes"), 1500.0);
   EXPECT_DOUBLE_EQ(parse_bytes("1024TiB", "--bytes"), kMaxBytes);
   for (const char* bad : {"0.5", "1e-300", "1025TiB", "18446744073709551616", "1e30"}) {
-    expect_config_error([&] { parse_bytes(bad, "--bytes"); }, "--bytes");
+    config_error_message([&] { parse_bytes(bad, "--bytes"); }, "--bytes");
   }
   EXPECT_EQ(format_bytes(1073741824.0), "1 GiB");
   EXPECT_EQ(format_bytes(1536.0), "1.5 KiB");

@@ -13,10 +13,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "config_error_util.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
 namespace {
+
+using testing::config_error_message;
 
 namespace fs = std::filesystem;
 
@@ -45,19 +48,6 @@ std::map<std::string, fs::file_type> listing(const fs::path& dir) {
   return out;
 }
 
-// The ConfigError's message; fails the test when `f` does not throw one naming `option`.
-template <typename F>
-std::string refusal(F&& f, const std::string& option) {
-  try {
-    f();
-  } catch (const sim::ConfigError& e) {
-    EXPECT_EQ(e.key(), option) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a ConfigError for " << option;
-  return "";
-}
-
 TEST(OutputFiles, NewFileAppearsWholeWithTheUmasksMode) {
   const fs::path dir = fresh_dir("new");
   write_output_file((dir / "a.csv").string(), "x,y\n1,2\n", "--csv");
@@ -81,14 +71,16 @@ TEST(OutputFiles, RefusesWhatIsNotARegularFileBeforeWriting) {
   const fs::path dir = fresh_dir("kinds");
   fs::create_directory(dir / "folder");
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0644), 0);
-  EXPECT_NE(refusal([&] { write_output_file((dir / "folder").string(), "x", "--csv"); }, "--csv").find("directory"),
+  EXPECT_NE(config_error_message([&] { write_output_file((dir / "folder").string(), "x", "--csv"); }, "--csv")
+                .find("directory"),
             std::string::npos);
-  EXPECT_NE(refusal([&] { write_output_file((dir / "fifo").string(), "x", "--csv"); }, "--csv").find("FIFO"),
-            std::string::npos);
-  // Only checked, never written: a rename over /dev/null would replace the machine's /dev/null.
   EXPECT_NE(
-      refusal([] { static_cast<void>(checked_output_file("/dev/null", "--csv")); }, "--csv").find("character device"),
+      config_error_message([&] { write_output_file((dir / "fifo").string(), "x", "--csv"); }, "--csv").find("FIFO"),
       std::string::npos);
+  // Only checked, never written: a rename over /dev/null would replace the machine's /dev/null.
+  EXPECT_NE(config_error_message([] { static_cast<void>(checked_output_file("/dev/null", "--csv")); }, "--csv")
+                .find("character device"),
+            std::string::npos);
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
   EXPECT_TRUE(fs::is_fifo(dir / "fifo"));
   EXPECT_EQ(listing(dir).size(), 2U);
@@ -96,16 +88,19 @@ TEST(OutputFiles, RefusesWhatIsNotARegularFileBeforeWriting) {
 
 TEST(OutputFiles, RefusesEmptyPathsFolderPathsAndMissingFolders) {
   const fs::path dir = fresh_dir("paths");
-  EXPECT_NE(refusal([] { static_cast<void>(checked_output_file("", "--out")); }, "--out").find("\"\""),
+  EXPECT_NE(config_error_message([] { static_cast<void>(checked_output_file("", "--out")); }, "--out").find("\"\""),
             std::string::npos);
-  refusal([&] { static_cast<void>(checked_output_file((dir / "sub/").string(), "--out")); }, "--out");
-  EXPECT_NE(refusal([&] { static_cast<void>(checked_output_file((dir / "missing/a.csv").string(), "--out")); }, "--out")
+  config_error_message([&] { static_cast<void>(checked_output_file((dir / "sub/").string(), "--out")); }, "--out");
+  EXPECT_NE(config_error_message(
+                [&] { static_cast<void>(checked_output_file((dir / "missing/a.csv").string(), "--out")); }, "--out")
                 .find("existing folder"),
             std::string::npos);
   write(dir / "file", "x");
-  refusal([&] { static_cast<void>(checked_output_file((dir / "file/a.csv").string(), "--out")); }, "--out");
-  refusal([] { check_output_folder("", "--out"); }, "--out");
-  EXPECT_NE(refusal([&] { check_output_folder((dir / "file").string(), "--out"); }, "--out").find("regular file"),
+  config_error_message([&] { static_cast<void>(checked_output_file((dir / "file/a.csv").string(), "--out")); },
+                       "--out");
+  config_error_message([] { check_output_folder("", "--out"); }, "--out");
+  EXPECT_NE(config_error_message([&] { check_output_folder((dir / "file").string(), "--out"); }, "--out")
+                .find("regular file"),
             std::string::npos);
   check_output_folder((dir / "new/deeper").string(), "--out");  // missing folders under a writable one: fine
   EXPECT_FALSE(fs::exists(dir / "new"));                        // checked, not created
@@ -129,9 +124,9 @@ TEST(OutputFiles, RefusesDanglingLinksAndLinksToOtherKinds) {
   fs::create_symlink("folder", dir / "to_folder");
   fs::create_symlink("/dev/null", dir / "to_null");
   const auto before = listing(dir);
-  refusal([&] { write_output_file((dir / "dangling").string(), "x", "--csv"); }, "--csv");
-  refusal([&] { write_output_file((dir / "to_folder").string(), "x", "--csv"); }, "--csv");
-  EXPECT_NE(refusal([&] { write_output_file((dir / "to_null").string(), "x", "--csv"); }, "--csv")
+  config_error_message([&] { write_output_file((dir / "dangling").string(), "x", "--csv"); }, "--csv");
+  config_error_message([&] { write_output_file((dir / "to_folder").string(), "x", "--csv"); }, "--csv");
+  EXPECT_NE(config_error_message([&] { write_output_file((dir / "to_null").string(), "x", "--csv"); }, "--csv")
                 .find("character device, through a link"),
             std::string::npos);
   EXPECT_EQ(listing(dir), before);
@@ -187,7 +182,7 @@ TEST(OutputFiles, AFailedRenamePutsBackTheFilesAlreadyRenamed) {
   files.add((dir / "last.json").string(), "--out", "new last");
   // last.json becomes a folder that is not empty after it was checked: its rename fails.
   fs::create_directories(dir / "last.json" / "inside");
-  const std::string message = refusal([&] { files.commit(); }, "--out");
+  const std::string message = config_error_message([&] { files.commit(); }, "--out");
   EXPECT_NE(message.find("last.json"), std::string::npos) << message;
   EXPECT_EQ(read(dir / "first.json"), "old first");
   EXPECT_FALSE(fs::exists(dir / "new.json"));
@@ -200,11 +195,12 @@ TEST(OutputFiles, OneFileTwiceInASetIsRefused) {
   fs::create_symlink("graph", dir / "alias");
   OutputFiles files;
   files.add((dir / "graph").string(), "--write-json", "json");
+  EXPECT_NE(config_error_message([&] { files.add((dir / "alias").string(), "--write-dot", "dot"); }, "--write-dot")
+                .find("--write-json"),
+            std::string::npos);
   EXPECT_NE(
-      refusal([&] { files.add((dir / "alias").string(), "--write-dot", "dot"); }, "--write-dot").find("--write-json"),
-      std::string::npos);
-  EXPECT_NE(
-      refusal([&] { files.add((dir / "." / "graph").string(), "--write-dot", "dot"); }, "--write-dot").find("graph"),
+      config_error_message([&] { files.add((dir / "." / "graph").string(), "--write-dot", "dot"); }, "--write-dot")
+          .find("graph"),
       std::string::npos);
 }
 
@@ -218,7 +214,7 @@ TEST(OutputFiles, AWriteErrorIsReportedAndLeavesNothing) {
   rlimit small = old;
   small.rlim_cur = 1 << 20;
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  const std::string message = refusal(
+  const std::string message = config_error_message(
       [&] {
         write_output_file((dir / "big").string(), [](std::ostream& out) { out << std::string(4 << 20, 'x'); }, "--out");
       },
