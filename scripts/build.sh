@@ -32,8 +32,10 @@ case "$kind" in
     cmake --build build --target megasim -j "$(nproc)"
     ;;
   all | ci)
-    unit=ON; [ "$kind" = ci ] && unit=OFF
+    # CI compiles the CUDA kernels for one architecture (90): a third less of their compile time.
+    unit=ON arch="80;90"; [ "$kind" = ci ] && unit=OFF arch=90
     cmake -S . -B build "${common[@]}" -DMEGASIM_BUILD_TESTS=ON -DMEGASIM_UNIT_TESTS=$unit \
+          -DMEGASIM_CUDA_ARCHITECTURES="$arch" \
           -DMEGASIM_BUILD_BENCH=ON -DMEGASIM_BUILD_PYTHON=ON \
           -DMEGASIM_LTO=OFF -DMEGASIM_PGO=off -DMEGASIM_WITH_CUDA="${MEGASIM_WITH_CUDA:-AUTO}" \
           -DPython_EXECUTABLE="$PWD/.venv/bin/python" >/dev/null

@@ -1,11 +1,11 @@
-// JSON and GraphViz output of a Topology (what `megasim topo --json/--dot` writes).
+// JSON and GraphViz (DOT) output of a Topology (what `megasim topo --json/--dot` writes).
 #include <fmt/format.h>
 
-#include <boost/graph/graphviz.hpp>
+#include <iterator>
 #include <ostream>
+#include <string>
 
 #include "sim/error.h"
-#include "topology/graph.h"
 #include "topology/summary.h"
 
 namespace megasim::topo {
@@ -95,10 +95,21 @@ void write_graphviz(const Topology& topo, std::ostream& out, std::int64_t max_gp
         "topo.graphviz", fmt::format("{} GPUs", topo.num_gpus()),
         fmt::format("a cluster of at most {} GPUs (larger drawings are unreadable; write JSON)", max_gpus));
   }
-  std::vector<std::string> labels;
-  labels.reserve(topo.num_nodes());
-  for (const Node& n : topo.nodes()) labels.push_back(label(n));
-  boost::write_graphviz(out, topo.graph(), boost::make_label_writer(labels.data()));
+  // DOT (graphviz.org/doc/info/lang.html): a node per vertex, numbered as the topology's nodes, and
+  // an edge per directed link; the labels hold only letters, digits, spaces and '#', so need no escapes.
+  fmt::memory_buffer b;
+  auto it = std::back_inserter(b);
+  fmt::format_to(it, "digraph G {{\n");
+  for (std::size_t i = 0; i < topo.num_nodes(); ++i) {
+    fmt::format_to(it, "{} [label=\"{}\"];\n", i, label(topo.nodes()[i]));
+    flush_if_large(b, out);
+  }
+  for (const Link& l : topo.links()) {
+    fmt::format_to(it, "{}->{};\n", l.from.value, l.to.value);
+    flush_if_large(b, out);
+  }
+  fmt::format_to(it, "}}\n");
+  out.write(b.data(), static_cast<std::streamsize>(b.size()));
 }
 
 }  // namespace megasim::topo

@@ -1,6 +1,8 @@
 // summarize(), bisection, JSON/GraphViz output and placement.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <sstream>
 
 #include "sim/error.h"
@@ -128,8 +130,23 @@ TEST(Export, GraphvizLabelsAndRefusal) {
   const Topology small = Topology::build(with_gpus(16));
   std::ostringstream out;
   write_graphviz(small, out);
-  EXPECT_NE(out.str().find("digraph"), std::string::npos);
-  EXPECT_NE(out.str().find("tor p0 g0 r3"), std::string::npos);
+  const std::string dot = out.str();
+  EXPECT_EQ(dot.rfind("digraph G {\n", 0), 0u);
+  EXPECT_EQ(dot.substr(dot.size() - 2), "}\n");
+  EXPECT_NE(dot.find("tor p0 g0 r3"), std::string::npos);
+  // A node statement per node, an edge statement per link, each on its own line; the first link's
+  // ends are its nodes' numbers.
+  const auto count = [&](const std::string& s) {
+    std::size_t n = 0;
+    for (auto at = dot.find(s); at != std::string::npos; at = dot.find(s, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("[label=\""), small.num_nodes());
+  EXPECT_EQ(count("->"), small.num_links());
+  EXPECT_EQ(count("\n"), small.num_nodes() + small.num_links() + 2);
+  const Link& first = small.links().front();
+  EXPECT_NE(dot.find(fmt::format("\n{}->{};\n", first.from.value, first.to.value)), std::string::npos);
+  out.str("");
   const Topology big = Topology::build(with_gpus(1024));
   try {
     write_graphviz(big, out, 512);
