@@ -21,18 +21,9 @@ Result run_limited(long kib, const std::string& args) {
 const std::string k175b = std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale/175b_megascale.toml";
 const std::string k98304 = k175b + " --set cluster.gpus=98304 --set plan.global_batch_size=12288";
 
-class ScaleLimits : public ::testing::Test {
- protected:
-  void SetUp() override {
-#ifdef MEGASIM_SANITIZED
-    GTEST_SKIP() << "AddressSanitizer's shadow memory does not fit under ulimit -d";
-#endif
-  }
-};
-
 // 98,304 GPUs need about 1.0 GiB by the bound (608 MB measured): refused under 586 MiB. 12,288 GPUs
 // (about 0.27 GiB by the bound) run under the same limit.
-TEST_F(ScaleLimits, TooLargeForTheLimitIsRefusedSmallerRuns) {
+TEST(ScaleLimits, TooLargeForTheLimitIsRefusedSmallerRuns) {
   const auto dir = std::filesystem::temp_directory_path() / "megasim_scale_limits";
   std::filesystem::remove_all(dir);
   const Result refused = run_limited(600'000, "run " + k98304 + " --out " + dir.string());
@@ -48,13 +39,13 @@ TEST_F(ScaleLimits, TooLargeForTheLimitIsRefusedSmallerRuns) {
   EXPECT_NE(whatifs.output.find("4 concurrent simulations"), std::string::npos) << whatifs.output;
 }
 
-TEST_F(ScaleLimits, A98304GpuIterationRunsWithinItsStatedMemory) {
+TEST(ScaleLimits, A98304GpuIterationRunsWithinItsStatedMemory) {
   const Result r = run_limited(1'500'000, "run " + k98304 + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\"iteration_time_s\""), std::string::npos);
 }
 
-TEST_F(ScaleLimits, AThirtyDayCampaignAt12288GpusRunsWithinItsStatedMemory) {
+TEST(ScaleLimits, AThirtyDayCampaignAt12288GpusRunsWithinItsStatedMemory) {
   const Result r = run_limited(1'500'000, "campaign " + std::string(MEGASIM_SOURCE_DIR) +
                                               "/scenarios/megascale/175b_campaign.toml --days 30 --seeds 10 --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
