@@ -9,6 +9,7 @@
 #include "bindings/init.h"
 #include "scenarios/api.h"
 #include "scenarios/run_outputs.h"
+#include "scenarios/samples_study.h"
 #include "sim/error.h"
 
 namespace py = pybind11;
@@ -24,10 +25,12 @@ struct Run {
 };
 
 // The scenario is copied before the GIL is released: another Python thread may change it meanwhile.
-Run run(const scenarios::Scenario& s) {
+// samples > 1: the report also holds the spread over that many samples (`run --samples N`).
+Run run(const scenarios::Scenario& s, std::int64_t samples) {
   Run r{.scenario = s, .result = {}};
   py::gil_scoped_release release;
   r.result = scenarios::run_iteration_study(r.scenario);
+  if (samples != 1) r.result.report.samples = scenarios::run_samples_study(r.scenario, samples, r.result);
   return r;
 }
 
@@ -63,7 +66,8 @@ void init_run(py::module_& m) {
       .def("whatif_json", &whatif_json, py::arg("slowest"))
       .def("save", &save, py::arg("directory"), py::arg("ranks"), py::arg("max_ranks"))
       .def_property_readonly("wall_time_s", [](const Run& r) { return r.result.wall_time_s; });
-  m.def("_run", &run, py::arg("scenario"), "Simulates one iteration (GIL released); throws ValueError as the CLI");
+  m.def("_run", &run, py::arg("scenario"), py::arg("samples") = 1,
+        "Simulates one iteration (GIL released), and samples - 1 more with other seeds; throws ValueError as the CLI");
 }
 
 }  // namespace megasim::bindings

@@ -1,5 +1,5 @@
 // `megasim run SCENARIO [--gpus N] [--backend sim|cpu|cuda] [--iterations N] [--timeout S] [--out DIR
-// [--trace-ranks R,... | --max-trace-ranks K]] [--json]`:
+// [--trace-ranks R,... | --max-trace-ranks K]] [--samples N] [--json]`:
 // one training iteration simulated rank by rank (sim), or measured on a real backend (the median of
 // N after one warm-up: cpu, one MPI process per rank; cuda, one process per GPU), reported alike.
 #include <chrono>
@@ -11,6 +11,7 @@
 #include "cli/cpu_runs.h"
 #include "cli/numeric_options.h"
 #include "cli/option_checks.h"
+#include "cli/progress_bar.h"
 #include "cli/scenario_options.h"
 #include "models/memory.h"
 #include "models/plan.h"
@@ -18,6 +19,7 @@
 #include "scenarios/perfetto_trace.h"
 #include "scenarios/run_outputs.h"
 #include "scenarios/run_study.h"
+#include "scenarios/samples_study.h"
 #include "scenarios/validate_study.h"
 #include "sim/error.h"
 
@@ -38,6 +40,7 @@ struct RunOptions {
   bool json = false;
   std::vector<std::int64_t> trace_ranks;
   std::int64_t max_trace_ranks = 16;
+  std::int64_t samples = 1;
 };
 
 // Prints the report and, with --out, writes report.json and trace.json (scenarios/run_outputs.h:
@@ -125,6 +128,9 @@ void check_context(const CLI::App& cmd, const RunOptions& o) {
                                std::string("this option is for the measured runs of --backend cpu|cuda)");
   refuse_inert(cmd, "--iterations", real, measured);
   refuse_inert(cmd, "--timeout", real, measured);
+  refuse_inert(cmd, "--samples", !real,
+               "with --backend sim (a measured run reports its own spread over --iterations; samples are "
+               "simulations with other seeds)");
   const std::string no_out = "without --out DIR (it selects what trace.json, written only with --out, holds)";
   refuse_inert(cmd, "--trace-ranks", !o.out_dir.empty(), no_out);
   refuse_inert(cmd, "--max-trace-ranks", !o.out_dir.empty(), no_out);
@@ -147,7 +153,14 @@ void run_run(const RunOptions& o) {
   if (o.backend != "sim") {
     throw sim::ConfigError("--backend", o.backend, "sim (the simulator), cpu (Eigen + MPI) or cuda (CUDA + NCCL)");
   }
-  const scenarios::RunResult result = scenarios::run_iteration_study(s);
+  scenarios::RunResult result = scenarios::run_iteration_study(s);
+  if (o.samples > 1) {
+    ProgressBar bar;
+    result.report.samples =
+        scenarios::run_samples_study(s, o.samples, result, [&](std::int64_t done, std::int64_t total) {
+          bar.update("samples simulated", static_cast<std::size_t>(done), static_cast<std::size_t>(total));
+        });
+  }
   emit(o, s, result.workload, result.trace, result.report);
   if (!o.json) std::cerr << "simulated in " << result.wall_time_s << " s\n";
 }
@@ -168,6 +181,11 @@ Action register_run(CLI::App& app) {
       ->capture_default_str()
       ->check(integer_in(1, 100'000));
   add_timeout_option(*cmd, o->timeout_s);
+  cmd->add_option("--samples", o->samples,
+                  "simulate N independent samples (each with its own ECMP seed and straggler, jitter and GC draws) "
+                  "and report the median and 5th-95th percentile of iteration time and MFU")
+      ->capture_default_str()
+      ->check(integer_in(1, scenarios::kMaxSamples));
   cmd->add_option("--out", o->out_dir, "write report.json and trace.json (Perfetto) into DIR");
   cmd->add_flag("--json", o->json, "print the report as JSON");
   cmd->add_option("--trace-ranks", o->trace_ranks,

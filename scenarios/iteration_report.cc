@@ -150,6 +150,7 @@ std::string to_text(const IterationReport& r) {
                        r.critical_path.back());
   }
   if (r.stragglers) out += to_text(*r.stragglers);
+  if (r.samples) out += to_text(*r.samples);
   return out;
 }
 
@@ -185,6 +186,10 @@ std::string to_json(const IterationReport& r) {
   if (r.stragglers) {
     w.key("stragglers");
     write_json(w, *r.stragglers);
+  }
+  if (r.samples) {
+    w.key("samples");
+    write_json(w, *r.samples);
   }
   if (r.provenance) {
     w.key("provenance");

@@ -48,6 +48,7 @@
 #include "models/plan.h"
 #include "models/workload.h"
 #include "scenarios/provenance.h"
+#include "scenarios/sample_report.h"
 #include "scenarios/straggler_report.h"
 #include "sim/time.h"
 
@@ -97,6 +98,8 @@ struct IterationReport {
   std::vector<std::string> critical_path;
   // The straggler analysis (straggler_report.h); only when the scenario has active stragglers.
   std::optional<StragglerReport> stragglers;
+  // The spread over independent samples (sample_report.h); only with `run --samples N`.
+  std::optional<SampleReport> samples;
   // Where the report came from (provenance.h); not computed by summarize(): the study fills it.
   std::optional<Provenance> provenance;
 };
@@ -148,7 +151,8 @@ std::string to_text(const IterationReport& report);
 // {mean, critical, critical_stage, critical_replica} (seconds per category), memory (bytes per GPU:
 // peak_stage, peak, stages; only when present), plan {tp, pp, dp, vpp, micro_batch_size,
 // num_microbatches, global_batch_size, world_size}, heat_map {dp, pp, compute_s, slowdown},
-// critical_path, stragglers (straggler_report.h) and provenance (provenance.h) when present.
+// critical_path, stragglers (straggler_report.h), samples (sample_report.h) and provenance
+// (provenance.h) when present.
 std::string to_json(const IterationReport& report);
 
 }  // namespace megasim::scenarios

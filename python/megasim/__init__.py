@@ -57,10 +57,14 @@ def topology(scenario=None):
     return json.loads(_megasim._topology_json(_scenario(scenario)))
 
 
-def run(scenario=None, backend="sim"):
+def run(scenario=None, backend="sim", samples=1):
     """Simulates one training iteration of the scenario rank by rank; returns a RunReport equal to
     `megasim run --json` (iteration_time_s, tokens_per_s, mfu, hfu, flop_convention, breakdown,
     memory, plan, heat_map, critical_path, ...) with the trace (`.trace`) and `.save(dir)`.
+
+    samples=N (as `megasim run --samples N`) simulates N - 1 more iterations, each with its own seed
+    (ECMP hashing, straggler, jitter and GC draws), and adds report["samples"]: the seeds, each
+    sample's iteration_time_s and mfu, and their median, p5 and p95 (megasim.plot.samples draws it).
 
     Only backend="sim" runs in Python; "cpu" and "cuda" need one process per rank, which the
     command line launches (`megasim run SCENARIO --backend cpu|cuda`)."""
@@ -71,7 +75,7 @@ def run(scenario=None, backend="sim"):
     if backend != "sim":
         raise ValueError(f"--backend = {backend} is invalid: expected sim (the simulator), cpu (Eigen + MPI) or "
                          "cuda (CUDA + NCCL)")
-    return RunReport(_megasim._run(scenario))
+    return RunReport(_megasim._run(scenario, _inputs.integer("--samples", samples)))
 
 
 def plan(scenario=None):

@@ -1,6 +1,6 @@
 """Plots of megasim reports (matplotlib): the per-rank heat map of an iteration, a timeline of chosen
-ranks from its trace, a sweep's throughput against memory, and a campaign's ETTR against the
-checkpoint interval.
+ranks from its trace, the spread of an iteration over samples, a sweep's throughput against memory,
+and a campaign's ETTR against the checkpoint interval.
 
 Every function returns a matplotlib Figure built without pyplot (so it needs no display and keeps
 no global state; saving goes through Agg) and draws into `ax` instead when one is given. In a
@@ -9,7 +9,7 @@ notebook the returned figure shows itself; elsewhere call `fig.savefig("plot.png
     python -m megasim.plot REPORT [--out PNG]
 
 draws a file the command line wrote, after what it holds: a run report (report.json, `megasim run
---json`) → heat_map; a Perfetto trace (trace.json) → timeline; a campaign report with a checkpoint
+--json`) → heat_map, or samples when it has them (`--samples N`); a Perfetto trace (trace.json) → timeline; a campaign report with a checkpoint
 sweep (`megasim campaign --sweep-checkpoint-interval --json`) → ettr; a CSV of plans → sweep.
 """
 import argparse
@@ -229,9 +229,36 @@ def ettr(report, ax=None):
     return fig
 
 
+def samples(report, ax=None):
+    """The spread of a run report with samples (`megasim run --samples N`, megasim.run(samples=N)):
+    each sample's iteration time and MFU as points, with the median and the p5-p95 band."""
+    if "samples" not in report:
+        raise ValueError("run report: no samples; run megasim.run(..., samples=N) or megasim run --samples N")
+    fig, time_ax = _figure(ax, (7, 4.5))
+    mfu_ax = time_ax.twinx()
+    s = report["samples"]
+    times, mfus = s["iteration_time_s"], s["mfu"]
+    order = range(len(times["values"]))
+    time_ax.fill_between([0, max(1, len(order) - 1)], times["p5"], times["p95"], alpha=0.2, color="tab:blue",
+                         label="iteration time p5-p95")
+    time_ax.axhline(times["median"], color="tab:blue", linestyle="--", label=f"median {times['median']:.4g} s")
+    time_ax.scatter(order, times["values"], color="tab:blue", s=12, label="iteration time")
+    mfu_ax.scatter(order, [100 * m for m in mfus["values"]], color="tab:orange", marker="x", s=12, label="MFU")
+    mfu_ax.axhline(100 * mfus["median"], color="tab:orange", linestyle=":",
+                   label=f"MFU median {100 * mfus['median']:.2f}% (p5-p95 {100 * mfus['p5']:.2f}-{100 * mfus['p95']:.2f}%)")
+    time_ax.set_xlabel("sample (0: the scenario's seed)")
+    time_ax.set_ylabel("iteration time (s)")
+    mfu_ax.set_ylabel("MFU (%)")
+    handles, labels = time_ax.get_legend_handles_labels()
+    more, more_labels = mfu_ax.get_legend_handles_labels()
+    time_ax.legend(handles + more, labels + more_labels, fontsize="small")
+    time_ax.set_title(f"{s['count']} samples of the iteration")
+    return fig
+
+
 def kind(path):
-    """What a report file holds, as the name of the function that draws it: heat_map, timeline,
-    ettr or sweep. Raises ValueError for anything else."""
+    """What a report file holds, as the name of the function that draws it: heat_map (samples for a
+    run report with samples), timeline, ettr or sweep. Raises ValueError for anything else."""
     path = _inputs.input_file("report", path, "a report file megasim wrote")
     if str(path).endswith(".csv"):
         return "sweep"
@@ -243,6 +270,8 @@ def kind(path):
     if isinstance(data, dict):
         if "traceEvents" in data:
             return "timeline"
+        if "heat_map" in data and "samples" in data:
+            return "samples"
         if "heat_map" in data:
             return "heat_map"
         if "sweep" in data and "ettr" in data:
@@ -264,7 +293,7 @@ def draw(path, **options):
     if what == "timeline":
         return timeline(path, **options)
     with open(path) as f:
-        return {"heat_map": heat_map, "ettr": ettr}[what](json.load(f), **options)
+        return {"heat_map": heat_map, "samples": samples, "ettr": ettr}[what](json.load(f), **options)
 
 
 def main(argv=None):

@@ -199,6 +199,29 @@ TEST(Cli, RunOnTheCpuBackendBadInputs) {
 }
 
 // A real run: 2 MPI processes started by megasim itself, reported as the simulator's run is.
+// --samples N: the report's samples hold N seeds and figures, the first the plain run's; the text
+// report prints the spread; a count out of bounds, or samples of a measured run, are refused.
+TEST(Cli, RunSamplesReportsTheSpreadOverSeeds) {
+  const std::string args =
+      "run " + std::string(MEGASIM_SOURCE_DIR) + "/tests/data/campaign_small.toml --set stragglers.jitter_cv=0.02";
+  const Result plain = run(args + " --json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(plain.output.find("\"samples\""), std::string::npos);
+  const Result sampled = run(args + " --samples 3 --json");
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.output;
+  for (const char* key : {"\"samples\": {", "\"count\": 3", "\"seeds\": [", "\"iteration_time_s\": {", "\"median\"",
+                          "\"p5\"", "\"p95\"", "\"values\": ["}) {
+    EXPECT_NE(sampled.output.find(key), std::string::npos) << key;
+  }
+  const Result text = run(args + " --samples 2");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("over 2 samples"), std::string::npos) << text.output;
+  const std::string zero = args + " --samples 0";
+  const std::string measured = "run " + scenario("validate/tiny_gpt_dp2.toml") + " --backend cpu --samples 2";
+  const BadInput cases[] = {{zero.c_str(), "--samples"}, {measured.c_str(), "--samples"}};
+  expect_refused(cases);
+}
+
 TEST(Cli, RunOnTheCpuBackendReportsTheMeasuredIteration) {
   const Result r = run("run " + scenario("validate/tiny_gpt_dp2.toml") +
                        " --backend cpu --iterations 1 --json --set plan.global_batch_size=2 --set calibration.file=" +

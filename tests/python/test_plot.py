@@ -29,6 +29,27 @@ def test_heat_map_has_one_cell_per_replica_and_stage(small_report, tmp_path):
     assert_png(tmp_path / "heat.png")
 
 
+def test_samples_plot_draws_every_sample_and_the_band(tmp_path):
+    s = megasim.load(SMALL)
+    s.set("stragglers.jitter_cv", 0.02)
+    report = megasim.run(s, samples=5)
+    fig = megasim.plot.samples(report)
+    time_ax, mfu_ax = fig.axes
+    times = report["samples"]["iteration_time_s"]
+    assert list(time_ax.collections[-1].get_offsets()[:, 1]) == times["values"]
+    assert [100 * m for m in report["samples"]["mfu"]["values"]] == list(mfu_ax.collections[-1].get_offsets()[:, 1])
+    band = time_ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert math.isclose(band.min(), times["p5"]) and math.isclose(band.max(), times["p95"])
+    with pytest.raises(ValueError, match="no samples"):
+        megasim.plot.samples(megasim.run(megasim.load(SMALL)))
+    path = tmp_path / "report.json"
+    report.save(tmp_path)
+    assert megasim.plot.kind(path) == "samples"
+    out = plot_cli(path, "--out", tmp_path / "samples.png")
+    assert out.returncode == 0, out.stderr
+    assert_png(tmp_path / "samples.png")
+
+
 def test_timeline_has_a_row_per_rank_and_stream(small_report, tmp_path):
     ranks = [0, 2]
     fig = megasim.plot.timeline(small_report, ranks=ranks)

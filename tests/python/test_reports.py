@@ -1,8 +1,10 @@
 """Report objects equal the CLI's reports for the same scenario and seed (run, its files, campaign
 with a checkpoint sweep, whatif), errors match the CLI's, and runs release the GIL."""
+import math
 import threading
 import time
 
+import numpy as np
 import pytest
 
 import megasim
@@ -17,6 +19,22 @@ def test_run_report_is_the_cli_report_with_attributes(small_run_dir):
     assert (report.plan["tp"], report.plan["pp"], report.plan["dp"]) == (2, 2, 16)
     with pytest.raises(AttributeError, match="no_such_number"):
         report.no_such_number
+
+
+def test_samples_are_the_cli_samples_and_numpy_reads_the_same_spread():
+    s = megasim.load(SMALL)
+    s.set("stragglers.jitter_cv", 0.02)
+    report = megasim.run(s, samples=4)
+    assert report.to_dict() == cli_json("run", SMALL, "--set", "stragglers.jitter_cv=0.02", "--samples", "4")
+    samples = report["samples"]
+    assert samples["count"] == 4 and len(samples["seeds"]) == 4 and samples["seeds"][0] == s.get("simulation.seed")
+    times = samples["iteration_time_s"]
+    assert times["values"][0] == report.iteration_time_s
+    for q, key in ((50, "median"), (5, "p5"), (95, "p95")):
+        assert math.isclose(np.percentile(times["values"], q), times[key], rel_tol=1e-12)
+    assert "samples" not in megasim.run(s).to_dict()
+    with pytest.raises(ValueError, match="--samples"):
+        megasim.run(s, samples=0)
 
 
 def test_save_writes_the_files_of_run_out(small_run_dir, tmp_path):
