@@ -54,6 +54,12 @@ std::string whatif_json(const std::string& trace_path, std::int64_t slowest) {
   return scenarios::to_json(scenarios::run_whatif_study(trace_path, slowest));
 }
 
+std::string explain_json(const scenarios::Scenario& a, const scenarios::Scenario& b) {
+  const scenarios::Scenario copy_a = a, copy_b = b;
+  py::gil_scoped_release release;
+  return scenarios::to_json(scenarios::run_explain_study(copy_a, copy_b));
+}
+
 }  // namespace
 
 void init_studies(py::module_& m) {
@@ -64,6 +70,7 @@ void init_studies(py::module_& m) {
   m.def("_campaign_json", &campaign_json, py::arg("scenario"), py::arg("days"), py::arg("seeds"), py::arg("sweep"),
         py::arg("intervals_s"));
   m.def("_whatif_json", &whatif_json, py::arg("trace_path"), py::arg("slowest"));
+  m.def("_explain_json", &explain_json, py::arg("a"), py::arg("b"));
 }
 
 }  // namespace megasim::bindings

@@ -20,5 +20,6 @@ Action register_validate(CLI::App& app);
 Action register_campaign(CLI::App& app);
 Action register_whatif(CLI::App& app);
 Action register_sweep(CLI::App& app);
+Action register_explain(CLI::App& app);
 
 }  // namespace megasim::cli

@@ -78,6 +78,15 @@ def run(scenario=None, backend="sim", samples=1):
     return RunReport(_megasim._run(scenario, _inputs.integer("--samples", samples)))
 
 
+def explain(a, b):
+    """Why two runs differ in MFU (as `megasim explain A B --json`): both scenarios simulated, and a
+    dict with a and b (name, gpus, iteration_time_s, mfu, breakdown), mfu_change, and steps: the
+    waterfall over compute, tp_exposed, pp_exposed, dp_exposed, bubble and waiting, each with its
+    share of both iterations and its MFU change (they sum to mfu_change; megasim.plot.explain draws
+    it)."""
+    return json.loads(_megasim._explain_json(_scenario(a), _scenario(b)))
+
+
 def plan(scenario=None):
     """Resolves and checks the scenario's parallel plan; returns `megasim plan --json` as a dict."""
     return json.loads(_megasim._plan_json(_scenario(scenario)))

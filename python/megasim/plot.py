@@ -10,7 +10,8 @@ notebook the returned figure shows itself; elsewhere call `fig.savefig("plot.png
 
 draws a file the command line wrote, after what it holds: a run report (report.json, `megasim run
 --json`) → heat_map, or samples when it has them (`--samples N`); a Perfetto trace (trace.json) → timeline; a campaign report with a checkpoint
-sweep (`megasim campaign --sweep-checkpoint-interval --json`) → ettr; a CSV of plans → sweep.
+sweep (`megasim campaign --sweep-checkpoint-interval --json`) → ettr; `megasim explain --json` → explain
+(a waterfall); a CSV of plans → sweep.
 """
 import argparse
 import io
@@ -256,9 +257,33 @@ def samples(report, ax=None):
     return fig
 
 
+def explain(report, ax=None):
+    """The waterfall of `megasim explain --json` (megasim.explain): A's MFU, one bar per mechanism
+    from where the previous one ended (green up, red down), B's MFU."""
+    if "steps" not in report or "a" not in report:
+        raise ValueError("not an explain report: expected megasim.explain(a, b) or megasim explain ... --json")
+    a, b = report["a"], report["b"]
+    names = [f"A: {a['name']}\n{a['gpus']} GPUs"] + [s["mechanism"] for s in report["steps"]] + \
+            [f"B: {b['name']}\n{b['gpus']} GPUs"]
+    fig, ax = _figure(ax, (9, 4.5))
+    level = 100 * a["mfu"]
+    ax.bar(0, level, color="tab:blue")
+    for i, s in enumerate(report["steps"], start=1):
+        change = 100 * s["mfu_change"]
+        ax.bar(i, change, bottom=level, color="tab:green" if change >= 0 else "tab:red")
+        ax.annotate(f"{change:+.2f}", (i, max(level, level + change)), ha="center", va="bottom", fontsize="small")
+        level += change
+    ax.bar(len(names) - 1, 100 * b["mfu"], color="tab:blue")
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    ax.set_ylabel("MFU (%)")
+    ax.set_ylim(0, 1.15 * max(100 * a["mfu"], 100 * b["mfu"], level))
+    ax.set_title(f"MFU {100 * a['mfu']:.2f}% -> {100 * b['mfu']:.2f}% by mechanism")
+    return fig
+
+
 def kind(path):
     """What a report file holds, as the name of the function that draws it: heat_map (samples for a
-    run report with samples), timeline, ettr or sweep. Raises ValueError for anything else."""
+    run report with samples), timeline, ettr, explain or sweep. Raises ValueError for anything else."""
     path = _inputs.input_file("report", path, "a report file megasim wrote")
     if str(path).endswith(".csv"):
         return "sweep"
@@ -274,6 +299,8 @@ def kind(path):
             return "samples"
         if "heat_map" in data:
             return "heat_map"
+        if "steps" in data and "a" in data and "b" in data:
+            return "explain"
         if "sweep" in data and "ettr" in data:
             return "ettr"
         if "ettr" in data:
@@ -293,7 +320,8 @@ def draw(path, **options):
     if what == "timeline":
         return timeline(path, **options)
     with open(path) as f:
-        return {"heat_map": heat_map, "samples": samples, "ettr": ettr}[what](json.load(f), **options)
+        return {"heat_map": heat_map, "samples": samples, "ettr": ettr, "explain": explain}[what](json.load(f),
+                                                                                                  **options)
 
 
 def main(argv=None):

@@ -222,6 +222,24 @@ TEST(Cli, RunSamplesReportsTheSpreadOverSeeds) {
   expect_refused(cases);
 }
 
+// explain: the waterfall between a scenario and itself with another batch, in text and JSON; a bad
+// key of one side is refused naming it.
+TEST(Cli, ExplainPrintsTheWaterfallAndRefusesBadKeys) {
+  const std::string small = std::string(MEGASIM_SOURCE_DIR) + "/tests/data/campaign_small.toml";
+  const Result text = run("explain " + small + " --b plan.global_batch_size=256");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  for (const char* word : {"compute", "tp_exposed", "pp_exposed", "dp_exposed", "bubble", "waiting", "MFU"}) {
+    EXPECT_NE(text.output.find(word), std::string::npos) << word << "\n" << text.output;
+  }
+  const Result json = run("explain " + small + " " + small + " --a plan.global_batch_size=128 --json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_NE(json.output.find("\"steps\": ["), std::string::npos) << json.output;
+  const std::string bad = "explain " + small + " --b plan.no_such_key=1";
+  const std::string bad_value = "explain " + small + " --a plan.global_batch_size=0";
+  const BadInput cases[] = {{bad.c_str(), "plan.no_such_key"}, {bad_value.c_str(), "plan.global_batch_size"}};
+  expect_refused(cases);
+}
+
 TEST(Cli, RunOnTheCpuBackendReportsTheMeasuredIteration) {
   const Result r = run("run " + scenario("validate/tiny_gpt_dp2.toml") +
                        " --backend cpu --iterations 1 --json --set plan.global_batch_size=2 --set calibration.file=" +

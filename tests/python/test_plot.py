@@ -50,6 +50,27 @@ def test_samples_plot_draws_every_sample_and_the_band(tmp_path):
     assert_png(tmp_path / "samples.png")
 
 
+def test_explain_waterfall_climbs_from_a_to_b(tmp_path):
+    b = megasim.load(SMALL)
+    b.set("plan.global_batch_size", 256)
+    report = megasim.explain(megasim.load(SMALL), b)
+    fig = megasim.plot.explain(report)
+    bars = fig.axes[0].patches
+    assert len(bars) == 8  # A, six mechanisms, B
+    assert math.isclose(bars[0].get_height(), 100 * report["a"]["mfu"])
+    assert math.isclose(bars[-1].get_height(), 100 * report["b"]["mfu"])
+    for bar, step in zip(bars[1:-1], report["steps"]):
+        assert math.isclose(bar.get_height(), 100 * step["mfu_change"], abs_tol=1e-12)
+    # Each step starts where the one before ended; the last ends at B's MFU.
+    assert math.isclose(bars[-2].get_y() + bars[-2].get_height(), 100 * report["b"]["mfu"], rel_tol=1e-9)
+    path = tmp_path / "explain.json"
+    path.write_text(json.dumps(report))
+    assert megasim.plot.kind(path) == "explain"
+    out = plot_cli(path, "--out", tmp_path / "explain.png")
+    assert out.returncode == 0, out.stderr
+    assert_png(tmp_path / "explain.png")
+
+
 def test_timeline_has_a_row_per_rank_and_stream(small_report, tmp_path):
     ranks = [0, 2]
     fig = megasim.plot.timeline(small_report, ranks=ranks)

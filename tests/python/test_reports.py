@@ -37,6 +37,18 @@ def test_samples_are_the_cli_samples_and_numpy_reads_the_same_spread():
         megasim.run(s, samples=0)
 
 
+def test_explain_is_the_cli_explain_and_its_steps_sum_to_the_difference():
+    a = megasim.load(SMALL)
+    b = megasim.load(SMALL)
+    b.set("plan.global_batch_size", 256)
+    report = megasim.explain(a, b)
+    assert report == cli_json("explain", SMALL, "--b", "plan.global_batch_size=256")
+    assert [s["mechanism"] for s in report["steps"]] == ["compute", "tp_exposed", "pp_exposed", "dp_exposed",
+                                                         "bubble", "waiting"]
+    assert math.isclose(sum(s["mfu_change"] for s in report["steps"]), report["b"]["mfu"] - report["a"]["mfu"],
+                        abs_tol=1e-12)
+
+
 def test_save_writes_the_files_of_run_out(small_run_dir, tmp_path):
     report = megasim.run(megasim.load(SMALL))
     report_path, trace_path = report.save(tmp_path, max_ranks=0)

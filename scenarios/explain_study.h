@@ -1,0 +1,56 @@
+// `megasim explain`: why two runs differ in MFU (for example the same plan on 256 and on 12,288
+// GPUs), as a waterfall over the mechanisms of the report's breakdown (iteration_report.h): compute,
+// exposed TP, exposed PP, exposed DP, pipeline bubble, waiting for other ranks.
+//
+// The split. A run's MFU is f / (T * peak) for model FLOPs f per GPU and iteration time T, and the
+// mean breakdown's categories c_k sum to T, so 1 / MFU = sum_k u_k with u_k = (c_k / T) / MFU: each
+// mechanism's GPU time per model FLOP at peak. The waterfall replaces A's u_k by B's one mechanism at
+// a time, in the order above; step j's MFU change is 1 / (B's first j terms + A's others) minus the
+// same with j - 1, so the steps sum to MFU_B - MFU_A exactly. A mechanism whose time per unit of
+// work is the same in both runs contributes nothing, whatever the runs' sizes. Like every
+// waterfall of a non-additive quantity, a step's size depends on the order (the MFU is the inverse
+// of a sum); the sign does not.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scenarios/iteration_report.h"
+#include "scenarios/json_writer.h"
+#include "scenarios/scenario.h"
+
+namespace megasim::scenarios {
+
+struct ExplainRun {
+  std::string name;  // simulation.name
+  std::int64_t gpus = 0;
+  double iteration_time_s = 0;
+  double mfu = 0;
+  RankBreakdown mean;  // the report's mean breakdown
+};
+
+struct ExplainStep {
+  std::string mechanism;  // "compute", "tp_exposed", "pp_exposed", "dp_exposed", "bubble", "waiting"
+  double a_share = 0;     // c_k / T in run A
+  double b_share = 0;
+  double mfu_change = 0;  // this step of the waterfall (MFU as a fraction, not points)
+};
+
+struct ExplainReport {
+  ExplainRun a, b;
+  std::vector<ExplainStep> steps;  // in the order above; their mfu_change sum to b.mfu - a.mfu
+};
+
+// The waterfall between two reports (both with a positive iteration time and MFU, asserted).
+ExplainReport explain_mfu(const ExplainRun& a, const ExplainRun& b);
+ExplainRun explain_run_of(const Scenario& scenario, const IterationReport& report);
+
+// Simulates both scenarios (without the straggler what-ifs) and explains their difference.
+ExplainReport run_explain_study(const Scenario& a, const Scenario& b);
+
+std::string to_text(const ExplainReport& report);
+// Keys: a and b {name, gpus, iteration_time_s, mfu, breakdown}, mfu_change, steps [{mechanism,
+// a_share, b_share, mfu_change}].
+std::string to_json(const ExplainReport& report);
+
+}  // namespace megasim::scenarios
