@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
       megasim::cli::register_keys(app),     megasim::cli::register_calibrate(app),
       megasim::cli::register_backends(app), megasim::cli::register_validate(app),
       megasim::cli::register_campaign(app), megasim::cli::register_whatif(app),
-      megasim::cli::register_sweep(app),     megasim::cli::register_explain(app),
+      megasim::cli::register_sweep(app),    megasim::cli::register_explain(app),
   };
   try {
     app.parse(argc, argv);
