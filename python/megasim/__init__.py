@@ -59,8 +59,9 @@ def topology(scenario=None):
 
 def run(scenario=None, backend="sim"):
     """Simulates one training iteration of the scenario rank by rank; returns a RunReport equal to
-    `megasim run --json` (iteration_time_s, tokens_per_s, mfu, hfu, flop_convention, breakdown,
-    memory, plan, heat_map, critical_path, ...) with the trace (`.trace`) and `.save(dir)`.
+    `megasim run --json` (iteration_time_s, tokens_per_s, mfu, hfu, flop_convention,
+    mfu_full_attention (MegaScale's convention: full attention even with a sliding window),
+    breakdown, memory, plan, heat_map, critical_path, ...) with the trace (`.trace`) and `.save(dir)`.
 
     Only backend="sim" runs in Python; "cpu" and "cuda" need one process per rank, which the
     command line launches (`megasim run SCENARIO --backend cpu|cuda`)."""
