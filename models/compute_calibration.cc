@@ -23,20 +23,24 @@ struct ArchDefaults {
   double flash_backward;
 };
 
-// SM counts: NVIDIA A100 whitepaper (108 SMs on A100 SXM) and H100 whitepaper (132 SMs on H100
-// SXM5; H200 and H800 SXM use the same GH100 configuration).
+// SM counts: NVIDIA A100 whitepaper (108 SMs on A100 SXM; the A800 is the same GA100 with less
+// NVLink, gpu_spec.cc) and H100 whitepaper (132 SMs on H100 SXM5; H200 and H800 SXM use the same
+// GH100 configuration). FlashAttention runs inside one GPU, so the A100's figures below hold for the
+// A800.
 // FlashAttention-2 on A100 (Dao 2023, arXiv 2307.08691): 50-73% of peak forward, up to ~63%
 // backward, the maxima at long sequences; for s = 2k, head dim 128 we assume 65% / 55%.
 // On Hopper FA2 does not use the new tensor-core instructions: the FlashAttention-3 paper
 // (Shah et al. 2024) reports FA2 at about 35% of H100 peak; backward assumed 30%.
 ArchDefaults arch_defaults(const GpuSpec& gpu) {
   const std::string_view name = gpu.name;
-  if (name.find("A100") != std::string_view::npos) return {108, 0.65, 0.55};
+  for (std::string_view ampere : {"A100", "A800"}) {
+    if (name.find(ampere) != std::string_view::npos) return {108, 0.65, 0.55};
+  }
   for (std::string_view hopper : {"H100", "H200", "H800"}) {
     if (name.find(hopper) != std::string_view::npos) return {132, 0.35, 0.30};
   }
   throw sim::ConfigError("cluster.gpu", gpu.name,
-                         "an A100, H100, H200 or H800 variant for the default compute calibration");
+                         "an A100, A800, H100, H200 or H800 variant for the default compute calibration");
 }
 
 // When gpus.csv has no measured best GEMM (H800), use the lowest measured value among the GPUs that
@@ -96,7 +100,8 @@ ComputeCalibration default_compute_calibration(const GpuSpec& gpu) {
   // (NCCL_MAX_NCHANNELS), each channel one CTA on its own SM: 24 channels on an HGX A100's 12 links
   // (NCCL log in NVIDIA/nccl-tests issue 100), 16 on H800's 8 (NVIDIA/nccl issue 892), 32 on
   // H100/H200's 18 (NVIDIA/nccl issue 1429: the channel count follows the GPU's NVLinks). NVLink 3
-  // and 4 links move 50 GB/s both ways, so links = nvlink_total_gbytes_per_s / 50.
+  // and 4 links move 50 GB/s both ways, so links = nvlink_total_gbytes_per_s / 50: the A800's
+  // 400 GB/s is 8 links and 16 channels by the same rule (no NCCL log of an A800 checked).
   const double nvlinks = gpu.nvlink_total_gbytes_per_s / 50.0;
   const double channels = std::min(32.0, 2.0 * nvlinks);
   c.comm_sm_fraction = std::min(channels, static_cast<double>(c.sm_count)) / static_cast<double>(c.sm_count);

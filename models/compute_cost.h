@@ -68,7 +68,7 @@ struct ComputeCalibration {
   double comm_sm_fraction = 0;
 };
 
-// Public defaults for `gpu` (A100, H100, H200, H800 families). Throws sim::ConfigError("cluster.gpu")
+// Public defaults for `gpu` (A100, A800, H100, H200, H800 families). Throws sim::ConfigError("cluster.gpu")
 // for a GPU whose architecture is not known here.
 ComputeCalibration default_compute_calibration(const GpuSpec& gpu);
 // Throws sim::ConfigError("calibration.compute.<field>") for out-of-range fields.

@@ -12,9 +12,8 @@ double forward_and_backward(const std::vector<LayerOp>& forward, const std::vect
   return sum_flops(forward) + sum_flops(backward);
 }
 
-}  // namespace
-
-IterationFlops iteration_flops(const ModelSpec& model, const ResolvedPlan& plan) {
+// The flops.h count of `plan` as given (its sliding window included).
+IterationFlops counted_flops(const ModelSpec& model, const ResolvedPlan& plan) {
   const double layers = static_cast<double>(model.num_layers);
   const double layer =
       forward_and_backward(layer_ops(model, plan, Pass::kForward), layer_ops(model, plan, Pass::kBackward));
@@ -27,6 +26,19 @@ IterationFlops iteration_flops(const ModelSpec& model, const ResolvedPlan& plan)
   IterationFlops out;
   out.model = (layers * layer + ends) * shards;
   out.hardware = out.model + layers * recompute * shards;
+  out.model_full_attention = out.model;
+  return out;
+}
+
+}  // namespace
+
+IterationFlops iteration_flops(const ModelSpec& model, const ResolvedPlan& plan) {
+  IterationFlops out = counted_flops(model, plan);
+  if (plan.plan.sliding_window_size > 0) {
+    ResolvedPlan full = plan;
+    full.plan.sliding_window_size = 0;
+    out.model_full_attention = counted_flops(model, full).model;
+  }
   return out;
 }
 

@@ -15,6 +15,10 @@
 // published HFU/MFU ratios follow it; this accounting counts what runs, so its selective HFU is
 // lower (by 3.4% for their 22B model: 1 + s/(3h) + V/(12lh) = 1.1256 against
 // 1 + 2s/(9h) + V/(12lh) = 1.0885).
+//
+// MegaScale (Jiang et al., NSDI'24) reports MFU with the formula above, full s x s attention, even
+// for its runs with sliding-window attention (kFullAttentionFlopConvention): the same count with the
+// window ignored. Without a window the two are the same number.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +34,15 @@ inline constexpr std::string_view kFlopConvention =
     "s*(1-(1-w/s)^2) keys per query), backward 2x forward, padded vocabulary; MFU counts no recompute, "
     "HFU adds the recomputed forward ops";
 
+inline constexpr std::string_view kFullAttentionFlopConvention =
+    "megascale2024: as korthikanti2022 but full s x s attention even with a sliding window "
+    "(Jiang et al., NSDI'24, MFU)";
+
 struct IterationFlops {
   double model = 0;     // whole job, one iteration, no recompute
   double hardware = 0;  // model + recomputed forward ops
+  // model with plan.sliding_window_size ignored (kFullAttentionFlopConvention); = model without one
+  double model_full_attention = 0;
 };
 
 // Sums the per-op FLOPs of layer_ops/embedding_ops/output_ops over every layer, micro-batch, data

@@ -13,12 +13,17 @@ namespace {
 // Source: ../shared/calibration/gpus.csv (NVIDIA A100 and H100 datasheets; best measured bf16
 // matmul throughput from stas00/ml-engineering compute/accelerator/README.md; H200 shares the
 // GH100 die and peak with H100 SXM; H800 from MegaScale-MoE Table 4, no GEMM measurement, so 0).
-const std::array<GpuSpec, 4>& gpu_table() {
-  static const std::array<GpuSpec, 4> table = {{
+// The A800 is not in gpus.csv: NVIDIA's statement of November 2022 introduced it for China under the
+// October 2022 US export rules as the A100 with NVLink at 400 GB/s instead of 600 GB/s; the same
+// GA100 compute (312 TFLOPS bf16 dense, 108 SMs, 80 GB HBM2e at 2.039 TB/s: the A800 SXM datasheet),
+// so the A100's best measured GEMM efficiency holds for it.
+const std::array<GpuSpec, 5>& gpu_table() {
+  static const std::array<GpuSpec, 5> table = {{
       {"A100-SXM-80GB", 312.0, 80.0, 2.039, 600.0, 0.869},
       {"H100-SXM-80GB", 989.0, 80.0, 3.35, 900.0, 0.803},
       {"H200-SXM-141GB", 989.0, 141.0, 4.8, 900.0, 0.803},
       {"H800-SXM-80GB", 989.0, 80.0, 3.35, 400.0, 0.0},
+      {"A800-SXM-80GB", 312.0, 80.0, 2.039, 400.0, 0.869},
   }};
   return table;
 }

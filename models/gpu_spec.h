@@ -1,5 +1,6 @@
 // GPU specifications from ../shared/calibration/gpus.csv (vendor datasheets; best measured bf16
-// GEMM throughput from stas00/ml-engineering). The cost model's defaults derive from these.
+// GEMM throughput from stas00/ml-engineering), plus the A800 (an A100 with less NVLink; sources in
+// gpu_spec.cc). The cost model's defaults derive from these.
 #pragma once
 
 #include <span>
@@ -17,9 +18,10 @@ struct GpuSpec {
   double best_gemm_efficiency = 0;       // best measured GEMM throughput / peak (0: unknown)
 };
 
-// Every known GPU, in the order of gpus.csv.
+// Every known GPU, in the order of gpus.csv, then the A800.
 std::span<const GpuSpec> known_gpus();
-// Looks a GPU up by name; accepts the full name or a short alias ("A100", "H100", "H200", "H800").
+// Looks a GPU up by name; accepts the full name or a short alias ("A100", "H100", "H200", "H800",
+// "A800").
 // Throws sim::ConfigError(key, name, list of valid names) when unknown.
 const GpuSpec& find_gpu(std::string_view name, std::string_view key = "cluster.gpu");
 // The GPU a device reports itself as ("NVIDIA H200" -> H200-SXM-141GB): the first known GPU whose

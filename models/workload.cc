@@ -102,6 +102,7 @@ Workload build_workload(const ModelSpec& model, const ResolvedPlan& plan) {
   const IterationFlops flops = iteration_flops(model, plan);
   w.model_flops = flops.model;
   w.hardware_flops = flops.hardware;
+  w.model_flops_full_attention = flops.model_full_attention;
   return w;
 }
 

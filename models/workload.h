@@ -123,6 +123,7 @@ struct Workload {
   std::vector<StageProgram> stages;  // index = pipeline stage
   double model_flops = 0;            // whole job, one iteration (flops.h convention)
   double hardware_flops = 0;
+  double model_flops_full_attention = 0;  // model_flops with the sliding window ignored (MegaScale's MFU)
 };
 
 // Builds the iteration: Megatron's schedule per stage (pipeline_schedule.h), the kernel lists from

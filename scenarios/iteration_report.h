@@ -85,6 +85,10 @@ struct IterationReport {
   double mfu = 0;           // model_flops / (time * world_size * peak bf16 dense)
   double hfu = 0;           // hardware_flops, same denominator
   std::string flop_convention;
+  // MFU as MegaScale counts it: model_flops_full_attention, same denominator; = mfu without a
+  // sliding window, larger by the ratio of the two FLOP counts with one.
+  double mfu_full_attention = 0;
+  std::string full_attention_flop_convention;
   RankBreakdown mean;      // over units, weighted by their number of ranks
   RankBreakdown critical;  // the unit whose compute stream finishes last (the first one on a tie)
   std::int64_t critical_stage = 0;
@@ -147,7 +151,8 @@ std::vector<TaskRef> critical_chain(const models::Workload& workload, const back
 std::string task_name(const models::Task& task);
 
 std::string to_text(const IterationReport& report);
-// Stable keys: iteration_time_s, tokens_per_s, mfu, hfu, flop_convention, backend, gpu, breakdown
+// Stable keys: iteration_time_s, tokens_per_s, mfu, hfu, flop_convention, mfu_full_attention,
+// full_attention_flop_convention, backend, gpu, breakdown
 // {mean, critical, critical_stage, critical_replica} (seconds per category), memory (bytes per GPU:
 // peak_stage, peak, stages; only when present), plan {tp, pp, dp, vpp, micro_batch_size,
 // num_microbatches, global_batch_size, world_size}, heat_map {dp, pp, compute_s, slowdown},

@@ -49,7 +49,7 @@ void add_cluster_keys(std::vector<KeySpec>& t) {
   using topo::ClusterParams;
   constexpr auto c = &Scenario::cluster;
   t.push_back(custom(
-      "cluster", "gpu", ValueType::kString, "", "A100|H100|H200|H800, a full name of gpus.csv, or calibrated",
+      "cluster", "gpu", ValueType::kString, "", "A100|A800|H100|H200|H800, a full name of the GPU table, or calibrated",
       "GPU model (calibrated: the [device] of calibration.file)",
       [](Scenario& s, const Value& v) {
         const std::string name = text_of(v);

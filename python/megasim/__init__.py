@@ -59,8 +59,9 @@ def topology(scenario=None):
 
 def run(scenario=None, backend="sim", samples=1):
     """Simulates one training iteration of the scenario rank by rank; returns a RunReport equal to
-    `megasim run --json` (iteration_time_s, tokens_per_s, mfu, hfu, flop_convention, breakdown,
-    memory, plan, heat_map, critical_path, ...) with the trace (`.trace`) and `.save(dir)`.
+    `megasim run --json` (iteration_time_s, tokens_per_s, mfu, hfu, flop_convention,
+    mfu_full_attention (MegaScale's convention: full attention even with a sliding window),
+    breakdown, memory, plan, heat_map, critical_path, ...) with the trace (`.trace`) and `.save(dir)`.
 
     samples=N (as `megasim run --samples N`) simulates N - 1 more iterations, each with its own seed
     (ECMP hashing, straggler, jitter and GC draws), and adds report["samples"]: the seeds, each

@@ -48,7 +48,9 @@ class JsonReport(collections.abc.Mapping):
 
 class RunReport(JsonReport):
     """One simulated iteration (`megasim run --json`): iteration_time_s, tokens_per_s, mfu, hfu,
-    flop_convention, breakdown, memory, plan, heat_map, critical_path, ...; plus its trace."""
+    flop_convention, mfu_full_attention and full_attention_flop_convention (MegaScale's MFU: full
+    attention even with a sliding window), breakdown, memory, plan, heat_map, critical_path, ...;
+    plus its trace."""
 
     def __init__(self, run):
         super().__init__(json.loads(run.report_json()))

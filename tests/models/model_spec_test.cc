@@ -43,7 +43,7 @@ std::string error_key(const ModelSpec& m) {
 
 TEST(GpuSpec, TableFollowsGpusCsv) {
   const auto gpus = known_gpus();
-  ASSERT_EQ(gpus.size(), 4u);
+  ASSERT_EQ(gpus.size(), 5u);
   EXPECT_EQ(gpus[0].name, "A100-SXM-80GB");
   EXPECT_DOUBLE_EQ(gpus[0].peak_bf16_dense_tflops, 312.0);
   EXPECT_DOUBLE_EQ(gpus[0].hbm_tbytes_per_s, 2.039);
@@ -53,6 +53,10 @@ TEST(GpuSpec, TableFollowsGpusCsv) {
   EXPECT_EQ(gpus[3].name, "H800-SXM-80GB");
   EXPECT_DOUBLE_EQ(gpus[3].nvlink_total_gbytes_per_s, 400.0);
   EXPECT_DOUBLE_EQ(gpus[3].best_gemm_efficiency, 0.0);  // not measured: unknown
+  // Not in gpus.csv: the A100 with NVLink at 400 GB/s (gpu_spec.cc).
+  EXPECT_EQ(gpus[4].name, "A800-SXM-80GB");
+  EXPECT_DOUBLE_EQ(gpus[4].peak_bf16_dense_tflops, gpus[0].peak_bf16_dense_tflops);
+  EXPECT_DOUBLE_EQ(gpus[4].nvlink_total_gbytes_per_s, 400.0);
 }
 
 TEST(GpuSpec, FindsFullNamesAndAliasesIgnoringCase) {
@@ -60,6 +64,7 @@ TEST(GpuSpec, FindsFullNamesAndAliasesIgnoringCase) {
   EXPECT_EQ(find_gpu("h100").name, "H100-SXM-80GB");
   EXPECT_EQ(find_gpu("H200-sxm-141gb").name, "H200-SXM-141GB");
   EXPECT_EQ(find_gpu("h800").name, "H800-SXM-80GB");
+  EXPECT_EQ(find_gpu("A800").name, "A800-SXM-80GB");
 }
 
 TEST(GpuSpec, UnknownNameNamesKeyAndValidChoices) {
@@ -69,7 +74,7 @@ TEST(GpuSpec, UnknownNameNamesKeyAndValidChoices) {
   } catch (const sim::ConfigError& e) {
     EXPECT_EQ(e.key(), "cluster.gpu");
     EXPECT_EQ(e.value(), "V100");
-    for (const char* name : {"A100-SXM-80GB", "H100-SXM-80GB", "H200-SXM-141GB", "H800-SXM-80GB"}) {
+    for (const char* name : {"A100-SXM-80GB", "H100-SXM-80GB", "H200-SXM-141GB", "H800-SXM-80GB", "A800-SXM-80GB"}) {
       EXPECT_NE(e.valid().find(name), std::string::npos) << name;
     }
   }

@@ -16,6 +16,9 @@ def test_run_report_is_the_cli_report_with_attributes(small_run_dir):
     assert isinstance(report, megasim.RunReport)
     assert report.to_dict() == cli_json("run", SMALL)
     assert report.mfu == report["mfu"] and report.plan == report.to_dict()["plan"]
+    # MegaScale's convention (full attention) is the same number without a sliding window.
+    assert report.mfu_full_attention == report.mfu
+    assert report.full_attention_flop_convention.startswith("megascale2024")
     assert (report.plan["tp"], report.plan["pp"], report.plan["dp"]) == (2, 2, 16)
     with pytest.raises(AttributeError, match="no_such_number"):
         report.no_such_number

@@ -250,6 +250,7 @@ DataParallel data_parallel(double rank2_optimizer_ms) {
   models::Workload w = testing::workload(2, 1, 2, 1, {s0});
   w.model_flops = 4e12;
   w.hardware_flops = 5e12;
+  w.model_flops_full_attention = 4.5e12;  // as if with a sliding window
   const double end = 6 + rank2_optimizer_ms;
   auto t = testing::trace(
       {testing::unit(0, 0, {0, 1}, {{0, 2}, {2, 6, 5}, {6, 7}}), testing::unit(0, 1, {2}, {{0, 5}, {5, 6}, {6, end}}),
@@ -269,6 +270,8 @@ TEST(IterationReport, MetricsMeanCriticalAndHeatMap) {
   EXPECT_NEAR(r.hfu, 5e12 / (T * 4 * gpu.peak_bf16_dense_tflops * 1e12), 1e-12);
   EXPECT_NEAR(r.tokens_per_s, 2 * 2048 / T, 1e-6);
   EXPECT_EQ(r.flop_convention, std::string(models::kFlopConvention));
+  EXPECT_NEAR(r.mfu_full_attention, 4.5e12 / (T * 4 * gpu.peak_bf16_dense_tflops * 1e12), 1e-12);
+  EXPECT_EQ(r.full_attention_flop_convention, std::string(models::kFullAttentionFlopConvention));
   // Per unit: u0 compute 2+1, dp [5,6), waiting [2,5) and [7,7.5); u1 compute 5+1.5, dp 1;
   // u2 compute 5+1, dp 1, waiting 0.5. Mean weighted by ranks 2, 1, 1.
   expect_breakdown(r.mean, (2 * 3 + 6.5 + 6) / 4, 0, 0, 1, 0, (2 * 3.5 + 0 + 0.5) / 4, 7.5);
@@ -323,6 +326,8 @@ TEST(IterationReport, JsonHasTheStableKeysAndMemoryWhenPresent) {
                           "\"mfu\"",
                           "\"hfu\"",
                           "\"flop_convention\"",
+                          "\"mfu_full_attention\"",
+                          "\"full_attention_flop_convention\"",
                           "\"breakdown\"",
                           "\"mean\"",
                           "\"critical\"",
