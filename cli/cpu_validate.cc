@@ -68,6 +68,10 @@ void check_scenario(const scenarios::Scenario& s, const CpuValidateOptions& o) {
   if (s.plan.use_flash_attention) {
     throw sim::ConfigError("plan.use_flash_attention", "true", "false for the cpu backend (no fused attention kernel)");
   }
+  if (s.plan.attention_kernel != models::AttentionKernel::kUnfused) {
+    throw sim::ConfigError("plan.attention_kernel", std::string(models::to_string(s.plan.attention_kernel)),
+                           "unfused for the cpu backend (no fused attention kernel)");
+  }
   if (o.interleaved && !s.calibration_file.empty()) {
     throw sim::ConfigError("calibration.file", s.calibration_file,
                            "unset with --calibration interleaved (validate measures its own calibration between "

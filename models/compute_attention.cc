@@ -1,7 +1,14 @@
 // Attention core cost. The unfused path is the sequence of kernels Megatron-LM's CoreAttention
 // launches (batched GEMMs plus memory-bound softmax and dropout over b·a·s_q·s_kv scores), each
-// costed by the GEMM and memory rooflines; FlashAttention-2 is one compute-bound kernel with the
-// FA2 efficiency, counting only the (q, k) blocks its masks keep.
+// costed by the GEMM and memory rooflines; FlashAttention-1 and -2 are each one compute-bound kernel
+// per pass with their own efficiency, counting only the (q, k) blocks their masks keep.
+//
+// FlashAttention-1 (flash-attn 1.x, fmha_fprop_kernel_1xN.h) loops over key blocks outside and
+// query blocks inside, starting each key block's query loop at the diagonal when causal
+// (`begin = Is_causal ? loop_step_idx * N / M : 0`), so it skips the same masked blocks as FA2. Its
+// fp32 partial output (o_tmp) goes to and from memory once per key block: that cost is inside the
+// efficiency FA1 is measured at (FlashAttention-2 paper), not added to its bytes here, which are the
+// compulsory Q, K, V, O traffic of both kernels (much of o_tmp stays in the A100's 40 MB L2).
 #include <algorithm>
 
 #include "models/compute_cost.h"
@@ -21,7 +28,9 @@ constexpr double kSoftmaxForwardBytes = 4;
 constexpr double kDropoutForwardBytes = 5;
 constexpr double kDropoutBackwardBytes = 5;
 constexpr double kSoftmaxBackwardBytes = 6;
-// FlashAttention-2's backward launches a dot(dO, O) pre-pass, the main kernel and a dQ conversion.
+// FlashAttention-2's backward launches a dot(dO, O) pre-pass, the main kernel and a dQ conversion;
+// FlashAttention-1's (flash-attn 1.x fmha_api.cpp mha_bwd, split over keys as at b·a/t < SMs) zeroes
+// its fp32 dQ accumulator, runs the kernel and copies dQ out: three as well.
 constexpr int kFlashBackwardKernels = 3;
 
 void check(const AttentionShape& s) {
@@ -82,6 +91,16 @@ double flash_backward_bytes(const AttentionShape& s) {
   return heads_total(s) * (kBf16Bytes * d * (4 * q + 4 * kv) + 2 * kFp32Bytes * d * q);
 }
 
+double forward_efficiency(AttentionKernel kernel, const ComputeCalibration& calib) {
+  return kernel == AttentionKernel::kFlashAttention1 ? calib.flash_attention_1_forward_efficiency
+                                                     : calib.flash_attention_forward_efficiency;
+}
+
+double backward_efficiency(AttentionKernel kernel, const ComputeCalibration& calib) {
+  return kernel == AttentionKernel::kFlashAttention1 ? calib.flash_attention_1_backward_efficiency
+                                                     : calib.flash_attention_backward_efficiency;
+}
+
 }  // namespace
 
 double attention_score_pairs(const AttentionShape& s, AttentionKernel kernel) {
@@ -108,8 +127,8 @@ double attention_forward_time_s(const AttentionShape& s, AttentionKernel kernel,
                                 const ComputeCalibration& calib) {
   check(s);
   if (kernel == AttentionKernel::kUnfused) return unfused_forward_s(s, gpu, calib);
-  return roofline_s(attention_forward_flops(s, kernel), calib.flash_attention_forward_efficiency,
-                    flash_forward_bytes(s), gpu, calib) +
+  return roofline_s(attention_forward_flops(s, kernel), forward_efficiency(kernel, calib), flash_forward_bytes(s), gpu,
+                    calib) +
          launch_s(calib);
 }
 
@@ -117,8 +136,8 @@ double attention_backward_time_s(const AttentionShape& s, AttentionKernel kernel
                                  const ComputeCalibration& calib) {
   check(s);
   if (kernel == AttentionKernel::kUnfused) return unfused_backward_s(s, gpu, calib);
-  // FA2 recomputes the scores: five GEMM-sized products against the forward's two (2.5x).
-  return roofline_s(2.5 * attention_forward_flops(s, kernel), calib.flash_attention_backward_efficiency,
+  // FA1 and FA2 recompute the scores: five GEMM-sized products against the forward's two (2.5x).
+  return roofline_s(2.5 * attention_forward_flops(s, kernel), backward_efficiency(kernel, calib),
                     flash_backward_bytes(s), gpu, calib) +
          kFlashBackwardKernels * launch_s(calib);
 }

@@ -58,6 +58,9 @@ struct ComputeCalibration {
   // forward 4·b·a·s_q·s_kv·d over the computed (q, k) pairs, backward 2.5 × forward).
   double flash_attention_forward_efficiency = 0;
   double flash_attention_backward_efficiency = 0;
+  // FlashAttention-1 (flash-attn 1.x, Megatron-LM's --use-flash-attn of 2023), the same FLOP count.
+  double flash_attention_1_forward_efficiency = 0;
+  double flash_attention_1_backward_efficiency = 0;
 
   // Host launch and inter-kernel gap paid once per kernel, nanoseconds.
   std::int64_t launch_overhead_ns = 0;
@@ -101,6 +104,9 @@ enum class AttentionKernel : std::uint8_t {
   // Megatron's core attention: batched GEMM Q·Kᵀ writing the full s_q × s_kv scores, fused
   // scale-mask-softmax, dropout, batched GEMM P·V. Masking does not save FLOPs.
   kUnfused,
+  // FlashAttention-1 (Dao et al. 2022; flash-attn 1.x): one fused kernel per pass, scores never
+  // reach HBM, blocks above the causal diagonal skipped; its own (lower) efficiency.
+  kFlashAttention1,
   // FlashAttention-2: one fused kernel, scores never reach HBM, masked blocks skipped.
   kFlashAttention2,
 };
@@ -113,13 +119,13 @@ struct AttentionShape {
   std::int64_t seq_kv = 1;      // key positions
   std::int64_t head_dim = 128;  // hidden / heads
   bool causal = true;
-  std::int64_t window = 0;  // sliding-window width in keys (0: unlimited); FlashAttention-2 only
+  std::int64_t window = 0;  // sliding-window width in keys (0: unlimited); FlashAttention kernels only
   bool dropout = true;      // attention dropout on the probabilities
 };
 
-// (q, k) pairs a kernel evaluates: all s_q·s_kv for the unfused kernel; for FlashAttention-2 only
-// those a causal and/or sliding-window mask keeps (query i, aligned to the end of the keys, sees
-// keys in (i - window, i]).
+// (q, k) pairs a kernel evaluates: all s_q·s_kv for the unfused kernel; for FlashAttention-1 and -2
+// only those a causal and/or sliding-window mask keeps (query i, aligned to the end of the keys,
+// sees keys in (i - window, i]).
 double attention_score_pairs(const AttentionShape& shape, AttentionKernel kernel);
 // GEMM FLOPs of the forward: Q·Kᵀ and P·V, 2 FLOPs per multiply-add each.
 double attention_forward_flops(const AttentionShape& shape, AttentionKernel kernel);

@@ -19,7 +19,9 @@ struct Dims {
   std::int64_t tokens;         // s * b: GEMM rows
   std::int64_t region_tokens;  // tokens seen by norms, dropouts, residuals: s*b/t with SP
   double attended;             // L of the convention
-  bool flash, parallel_block, rope;
+  AttentionKernel kernel;      // of the attention core (attention_kernel_of)
+  bool fused;                  // use_flash_attention's fused LayerNorm/GeLU and GEMM bias epilogues
+  bool parallel_block, rope;
 };
 
 Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan) {
@@ -38,7 +40,8 @@ Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan) {
   x.tokens = x.s * x.b;
   x.region_tokens = p.sequence_parallel ? x.tokens / x.t : x.tokens;
   x.attended = attended_length(model, p);
-  x.flash = p.use_flash_attention;
+  x.kernel = attention_kernel_of(p);
+  x.fused = p.use_flash_attention;
   x.parallel_block = p.parallel_transformer_block;
   x.rope = model.position_embedding_type == PositionEmbedding::kRope;
   return x;
@@ -96,7 +99,9 @@ void unfused_core(const Dims& x, std::vector<OpPair>& out) {
          attention_gemm("attention_context_dvalues", x.s, x.d, x.s, batch, counted)}});
 }
 
-// FlashAttention-2: one kernel, no score matrix in HBM; it stores the log-sum-exp (fp32) per row.
+// FlashAttention-1 or -2: one kernel, no score matrix in HBM; it stores the log-sum-exp (fp32) per
+// row. Both skip the masked blocks and recompute the scores in backward, so they execute the same
+// FLOPs (op_time.h times them at their own efficiencies); the names tell the kernels apart.
 void flash_core(const Dims& x, std::vector<OpPair>& out) {
   const std::int64_t batch = x.b * x.a / x.t;
   const auto len = static_cast<std::int64_t>(std::llround(x.attended));
@@ -104,18 +109,19 @@ void flash_core(const Dims& x, std::vector<OpPair>& out) {
   const double q = dbl(x.tokens * x.h / x.t);         // Q or O or dO elements
   const double kv = dbl(x.tokens * x.g * x.d / x.t);  // K or V elements
   const double lse = 4.0 * dbl(batch) * dbl(x.s);
-  LayerOp forward{"flash_attention", OpKind::kAttention, GemmShape{x.s, len, x.d, batch},
-                  counted,           counted / 2.0,      2.0 * (2.0 * q + 2.0 * kv) + lse};
-  LayerOp backward{"flash_attention_bwd", OpKind::kAttention,  GemmShape{x.s, len, x.d, batch},
-                   2.0 * counted,         2.5 * counted / 2.0, 2.0 * (4.0 * q + 4.0 * kv) + lse};
+  const std::string name = x.kernel == AttentionKernel::kFlashAttention1 ? "flash_attention_1" : "flash_attention";
+  LayerOp forward{name,    OpKind::kAttention, GemmShape{x.s, len, x.d, batch},
+                  counted, counted / 2.0,      2.0 * (2.0 * q + 2.0 * kv) + lse};
+  LayerOp backward{name + "_bwd", OpKind::kAttention,  GemmShape{x.s, len, x.d, batch},
+                   2.0 * counted, 2.5 * counted / 2.0, 2.0 * (4.0 * q + 4.0 * kv) + lse};
   out.push_back({std::move(forward), {std::move(backward)}, true});
 }
 
 void core_attention(const Dims& x, std::vector<OpPair>& out) {
-  if (x.flash) {
-    flash_core(x, out);
-  } else {
+  if (x.kernel == AttentionKernel::kUnfused) {
     unfused_core(x, out);
+  } else {
+    flash_core(x, out);
   }
 }
 
@@ -163,10 +169,10 @@ std::vector<OpPair> layer_pairs(const Dims& x) {
   const std::int64_t qkv = (x.h + 2 * x.g * x.d) / x.t;
   // Bias kernels of their own only without the fused kernels (bias_add above).
   const auto add_qkv_bias = [&] {
-    if (!x.flash) ops.push_back(bias_add("qkv_bias", x.tokens, qkv));
+    if (!x.fused) ops.push_back(bias_add("qkv_bias", x.tokens, qkv));
   };
   const auto handed_on = [&](OpPair pair, const std::string& name, std::int64_t rows, std::int64_t columns) {
-    return x.flash ? pair : with_bias_gradient(std::move(pair), name, rows, columns);
+    return x.fused ? pair : with_bias_gradient(std::move(pair), name, rows, columns);
   };
   ops.push_back(norm("input_layernorm", x));
   if (x.parallel_block) {  // PaLM/GPT-J: x + Attn(LN(x)) + MLP(LN(x)) with fused input and output GEMMs
@@ -221,7 +227,7 @@ std::vector<LayerOp> layer_ops(const ModelSpec& model, const ResolvedPlan& plan,
     case RecomputeGranularity::kFull:
       return select(layer_pairs(x), Pass::kForward);
     case RecomputeGranularity::kSelective:
-      if (x.flash) return {};
+      if (x.kernel != AttentionKernel::kUnfused) return {};
       return select(layer_pairs(x), Pass::kForward, true);
     case RecomputeGranularity::kNone:
       break;

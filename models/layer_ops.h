@@ -11,9 +11,9 @@
 //    triangle (continuous approximation), so L = s * (1 - (1 - w/s)^2) = 2w - w^2/s (L = s at w = s);
 //  - executed FLOPs equal counted FLOPs except in attention. Megatron's unfused attention computes
 //    the whole masked s x s score matrix, window or not (as compute_cost.h's kUnfused).
-//    FlashAttention-2 skips fully masked blocks, so it does half the counted work (the causal
-//    triangle, or the band), and its backward recomputes the scores: 5 GEMMs against the forward's
-//    2, i.e. 2.5x the forward instead of 2x;
+//    FlashAttention (-1 and -2, plan.attention_kernel) skips fully masked blocks, so it does half
+//    the counted work (the causal triangle, or the band), and its backward recomputes the scores:
+//    5 GEMMs against the forward's 2, i.e. 2.5x the forward instead of 2x;
 //  - backward of a GEMM = data gradient + weight gradient = 2x forward; elementwise ops and norms
 //    count no FLOPs (memory-bound: only their bytes matter), dropout masks are 1 byte per element;
 //  - with sequence parallelism the LayerNorms, dropouts and residual adds work on s/t tokens.
@@ -48,7 +48,10 @@ struct LayerOp {
 };
 
 // One transformer layer. Recompute pass: empty for recompute_granularity none, and for selective
-// with FlashAttention (Megatron does not checkpoint the core attention when FlashAttention is on).
+// with FlashAttention-1 or -2 (Megatron does not checkpoint the core attention when FlashAttention
+// is on). The attention core is one "flash_attention" ("flash_attention_1") op and its "_bwd" with
+// a FlashAttention kernel, else Megatron's four unfused ops; the LayerNorm, GeLU and bias kernels
+// follow use_flash_attention alone (its fused kernels).
 std::vector<LayerOp> layer_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass);
 // First pipeline stage, before its layers: word (+ position) embedding lookup and dropout.
 std::vector<LayerOp> embedding_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass);

@@ -28,7 +28,7 @@ LayerParts layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
   parts.replicated = (p.parallel_transformer_block ? 5 : 10) * sbh;
   const std::int64_t mlp = (model.activation == Activation::kSwiglu ? 6 : 4) * sb * f;
   parts.sharded = 2 * sbh + 4 * sb * query_groups(model) * kv_channels(model) + 2 * sbh + mlp;
-  if (!p.use_flash_attention) parts.core = 5 * model.num_attention_heads * sb * model.seq_length;
+  if (!uses_flash_kernel(p)) parts.core = 5 * model.num_attention_heads * sb * model.seq_length;
   return parts;
 }
 

@@ -13,8 +13,8 @@
 //                  and output; SwiGLU 6*s*b*f: 2f in, f out), divided by t;
 //   core       C = 5*b*a*s^2    (softmax output 2, dropout mask 1, dropout output 2 bytes per score;
 //                                the unfused kernel keeps the whole masked matrix even with a
-//                                sliding window), divided by t; zero with FlashAttention, which
-//                                keeps no score matrix (its per-row fp32 log-sum-exp,
+//                                sliding window), divided by t; zero with FlashAttention (-1 or
+//                                -2), which keeps no score matrix (its per-row fp32 log-sum-exp,
 //                                4*b*a*s/t bytes, is left out: < 0.1%).
 // For the standard layer (g = a, f = 4h) this gives Korthikanti's
 //   no recompute, TP without SP: s*b*h*(10 + 24/t + 5*a*s/(h*t));   with SP: s*b*h/t*(34 + 5*a*s/h);

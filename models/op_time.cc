@@ -7,15 +7,17 @@
 namespace megasim::models {
 namespace {
 
-// layer_ops.h names FlashAttention's backward "flash_attention_bwd"; its forward (also run again by
-// full recompute) is "flash_attention".
+// layer_ops.h names FlashAttention's backward "flash_attention_bwd" ("flash_attention_1_bwd" for
+// FlashAttention-1); its forward (also run again by full recompute) is "flash_attention"
+// ("flash_attention_1").
 bool is_backward(const LayerOp& op) {
   return std::string_view(op.name).ends_with("_bwd");
 }
 
-// FlashAttention-2 op of layer_ops.h: shape {s, attended keys, head dim, micro-batch x heads / tp}.
-// The kernel sees s queries against s keys, causal, with the plan's sliding window; compute_cost.h
-// counts the (q, k) pairs its masks keep and adds FA2's launches (one forward, three backward).
+// FlashAttention op of layer_ops.h: shape {s, attended keys, head dim, micro-batch x heads / tp}.
+// The kernel (the plan's, attention_kernel_of) sees s queries against s keys, causal, with the
+// plan's sliding window; compute_cost.h counts the (q, k) pairs its masks keep, applies that
+// kernel's efficiency and adds its launches (one forward, three backward).
 double flash_attention_time_s(const LayerOp& op, const ParallelPlan& plan, const GpuSpec& gpu,
                               const ComputeCalibration& calib) {
   AttentionShape shape;
@@ -26,8 +28,9 @@ double flash_attention_time_s(const LayerOp& op, const ParallelPlan& plan, const
   shape.head_dim = op.shape.k;
   shape.causal = true;
   shape.window = plan.sliding_window_size;
-  return is_backward(op) ? attention_backward_time_s(shape, AttentionKernel::kFlashAttention2, gpu, calib)
-                         : attention_forward_time_s(shape, AttentionKernel::kFlashAttention2, gpu, calib);
+  const AttentionKernel kernel = attention_kernel_of(plan);
+  return is_backward(op) ? attention_backward_time_s(shape, kernel, gpu, calib)
+                         : attention_forward_time_s(shape, kernel, gpu, calib);
 }
 
 }  // namespace
@@ -39,7 +42,7 @@ double op_time_s(const LayerOp& op, const ParallelPlan& plan, const GpuSpec& gpu
     case OpKind::kAttention:
       // Unfused: Megatron's batched Q*K^T and P*V products (softmax and dropout are their own
       // elementwise ops in layer_ops), each a batched GEMM of the op's shape.
-      if (!plan.use_flash_attention) return gemm_time_s(op.shape, gpu, calib);
+      if (!uses_flash_kernel(plan)) return gemm_time_s(op.shape, gpu, calib);
       return flash_attention_time_s(op, plan, gpu, calib);
     case OpKind::kElementwise:
     case OpKind::kNorm:

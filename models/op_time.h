@@ -1,11 +1,11 @@
 // Time of compute ops on one GPU: the roofline of DESIGN.md "Compute" applied to layer_ops.h's ops
 // through compute_cost.h: GEMMs by gemm_time_s on their shape; attention by its kernel
-// (FlashAttention-2 when plan.use_flash_attention, else Megatron's unfused batched GEMMs plus the
-// memory-bound softmax/mask/dropout); elementwise ops and norms by memory_bound_time_s. Each op pays
-// the launch overhead once (FlashAttention-2's backward three times: it launches three kernels, see
-// compute_cost.h). FlashAttention-2 is timed from the shape layer_ops.h gives it (s queries, s keys,
-// causal, the plan's window) with compute_cost.h's exact count of the (q, k) pairs its masks keep;
-// its backward is the op whose name ends in "_bwd".
+// (the kernel of attention_kernel_of(plan): FlashAttention-1 or -2, else Megatron's unfused batched
+// GEMMs plus the memory-bound softmax/mask/dropout); elementwise ops and norms by
+// memory_bound_time_s. Each op pays the launch overhead once (a FlashAttention backward three
+// times: it launches three kernels, see compute_attention.cc). FlashAttention is timed from the
+// shape layer_ops.h gives it (s queries, s keys, causal, the plan's window) with compute_cost.h's
+// exact count of the (q, k) pairs its masks keep; its backward is the op whose name ends in "_bwd".
 #pragma once
 
 #include "models/compute_cost.h"

@@ -86,6 +86,22 @@ void check_batch(const ModelSpec& model, const ParallelPlan& plan, ResolvedPlan&
   }
 }
 
+// MegaScale's efficient operators bring FlashAttention-2: they replace a FlashAttention-1 choice.
+// flash-attn 1.x's flash_attn_unpadded_func takes a causal flag and no window.
+void resolve_attention_kernel(ResolvedPlan& out) {
+  ParallelPlan& p = out.plan;
+  if (p.use_flash_attention && p.attention_kernel == AttentionKernel::kFlashAttention1) {
+    out.warnings.push_back(
+        "use_flash_attention (FlashAttention-2 and fused kernels) overrides attention_kernel = flash_attention_1");
+  }
+  p.attention_kernel = attention_kernel_of(p);
+  if (p.attention_kernel == AttentionKernel::kFlashAttention1 && p.sliding_window_size > 0) {
+    out.warnings.push_back(
+        "flash_attention_1 has no sliding-window argument: timed as a FlashAttention-1 kernel that skips the "
+        "blocks outside the window (an assumption)");
+  }
+}
+
 // Switches that depend on others. Megatron turns sequence parallelism off at tp == 1 with a warning;
 // tp_comm_overlap then has nothing to overlap, so it is turned off too rather than rejected.
 void resolve_switches(const ModelSpec& model, ResolvedPlan& out) {
@@ -116,9 +132,14 @@ void resolve_switches(const ModelSpec& model, ResolvedPlan& out) {
     throw ConfigError("plan.sliding_window_size", str(p.sliding_window_size),
                       "0 (full causal attention) or a window between 1 and seq_length " + str(model.seq_length));
   }
+  resolve_attention_kernel(out);
 }
 
 }  // namespace
+
+AttentionKernel attention_kernel_of(const ParallelPlan& plan) {
+  return plan.use_flash_attention ? AttentionKernel::kFlashAttention2 : plan.attention_kernel;
+}
 
 ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std::int64_t world_size,
                           std::int64_t gpus_per_server) {
@@ -155,6 +176,25 @@ std::string_view to_string(RecomputeGranularity granularity) {
       break;
   }
   return "none";
+}
+
+AttentionKernel parse_attention_kernel(std::string_view text, std::string_view key) {
+  if (text == "unfused") return AttentionKernel::kUnfused;
+  if (text == "flash_attention_1") return AttentionKernel::kFlashAttention1;
+  if (text == "flash_attention_2") return AttentionKernel::kFlashAttention2;
+  throw ConfigError(std::string(key), std::string(text), "unfused, flash_attention_1 or flash_attention_2");
+}
+
+std::string_view to_string(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kFlashAttention1:
+      return "flash_attention_1";
+    case AttentionKernel::kFlashAttention2:
+      return "flash_attention_2";
+    case AttentionKernel::kUnfused:
+      break;
+  }
+  return "unfused";
 }
 
 }  // namespace megasim::models

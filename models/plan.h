@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/compute_cost.h"
 #include "models/model_spec.h"
 #include "models/parallel_groups.h"
 
@@ -34,7 +35,20 @@ struct ParallelPlan {
   std::int64_t sliding_window_size = 0;     // tokens each query attends to; 0: full causal attention
   bool use_flash_attention = false;         // FlashAttention-2, fused LayerNorm/GeLU kernels, GEMM bias epilogues
   bool async_data_loading = false;          // data preprocessing off the critical path
+  // The attention core's kernel alone, the rest of the layer as Megatron-LM runs it: kUnfused is
+  // Megatron's CoreAttention; kFlashAttention1 is Megatron-LM's --use-flash-attn of 2023 (commit
+  // 285068c8, flash-attn 1.x's flash_attn_unpadded_func); kFlashAttention2 the same with flash-attn
+  // 2.x. use_flash_attention (MegaScale's efficient operators) wins: with it the kernel is FA2.
+  AttentionKernel attention_kernel = AttentionKernel::kUnfused;
 };
+
+// The attention kernel in effect: FlashAttention-2 under use_flash_attention, else attention_kernel.
+// Megatron-LM neither stores nor recomputes an s x s score matrix with a FlashAttention kernel
+// (transformer.py of 285068c8: the flash path replaces CoreAttention and its checkpointing).
+[[nodiscard]] AttentionKernel attention_kernel_of(const ParallelPlan& plan);
+[[nodiscard]] inline bool uses_flash_kernel(const ParallelPlan& plan) {
+  return attention_kernel_of(plan) != AttentionKernel::kUnfused;
+}
 
 // A plan checked against a model and a cluster size, with the derived quantities. Flags hold the
 // values in effect: Megatron silently or with a warning turns some off, and so does resolve_plan
@@ -71,12 +85,19 @@ struct ResolvedPlan {
 //  - tp_comm_overlap requires sequence_parallel;
 //  - overlap_param_gather requires use_distributed_optimizer and overlap_grad_reduce;
 //  - overlap_p2p_comm without interleaving is switched off with a warning (as Megatron does);
-//  - 0 <= sliding_window_size <= seq_length.
+//  - 0 <= sliding_window_size <= seq_length;
+//  - use_flash_attention with attention_kernel flash_attention_1: FA2 wins, with a warning (the
+//    effective plan says flash_attention_2); FlashAttention-1 with a sliding window: a warning that
+//    flash-attn 1.x has no window argument and the kernel is timed as one skipping the blocks
+//    outside the window, as its causal mask skips those above the diagonal (an assumption).
 ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std::int64_t world_size,
                           std::int64_t gpus_per_server);
 
 RecomputeGranularity parse_recompute_granularity(std::string_view text,
                                                  std::string_view key = "plan.recompute_granularity");
 std::string_view to_string(RecomputeGranularity granularity);
+// "unfused", "flash_attention_1", "flash_attention_2"; anything else throws sim::ConfigError(key).
+AttentionKernel parse_attention_kernel(std::string_view text, std::string_view key = "plan.attention_kernel");
+std::string_view to_string(AttentionKernel kernel);
 
 }  // namespace megasim::models

@@ -84,6 +84,10 @@ void apply_compute(const toml::table& t, models::ComputeCalibration& c) {
       c.flash_attention_forward_efficiency = number(node, key);
     else if (name == "flash_attention_backward_efficiency")
       c.flash_attention_backward_efficiency = number(node, key);
+    else if (name == "flash_attention_1_forward_efficiency")
+      c.flash_attention_1_forward_efficiency = number(node, key);
+    else if (name == "flash_attention_1_backward_efficiency")
+      c.flash_attention_1_backward_efficiency = number(node, key);
     else if (name == "comm_sm_fraction")
       c.comm_sm_fraction = number(node, key);
     else if (name == "launch_overhead_us")
@@ -102,6 +106,7 @@ void apply_compute(const toml::table& t, models::ComputeCalibration& c) {
       throw sim::ConfigError(key, "(unknown key)",
                              "one of best_gemm_efficiency, gemm_k_overhead, memory_efficiency, "
                              "flash_attention_forward_efficiency, flash_attention_backward_efficiency, "
+                             "flash_attention_1_forward_efficiency, flash_attention_1_backward_efficiency, "
                              "launch_overhead_us, comm_sm_fraction, gemm_points, memory_points");
     }
   }

@@ -8,6 +8,8 @@
 //   memory_efficiency = 0.85               # fraction of HBM bandwidth for elementwise kernels
 //   flash_attention_forward_efficiency = 0.65
 //   flash_attention_backward_efficiency = 0.55
+//   flash_attention_1_forward_efficiency = 0.325    # FlashAttention-1 (plan.attention_kernel)
+//   flash_attention_1_backward_efficiency = 0.275
 //   launch_overhead_us = 4.0
 //   gemm_points = [ { m = 8192, n = 2304, k = 6144, efficiency = 0.71 } ]   # measured GEMMs
 //   memory_points = [ { bytes = 1048576, efficiency = 0.9 } ]                # measured memory-bound ops

@@ -168,6 +168,10 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
     throw sim::ConfigError("plan.use_flash_attention", "true",
                            "false for the cpu backend (it has no fused attention kernel to measure)");
   }
+  if (scenario.plan.attention_kernel != models::AttentionKernel::kUnfused) {
+    throw sim::ConfigError("plan.attention_kernel", std::string(models::to_string(scenario.plan.attention_kernel)),
+                           "unfused for the cpu backend (it has no fused attention kernel to measure)");
+  }
   const models::ResolvedPlan plan =
       models::resolve_plan(scenario.model, scenario.plan, scenario.cluster.gpus, scenario.cluster.gpus_per_server);
   const models::Workload workload = models::build_workload(scenario.model, plan);

@@ -133,8 +133,9 @@ std::vector<CpuOpMeasurement> plan_memory_ops(const models::Workload& workload);
 // tp > 1 (repeat x count per run).
 std::vector<CpuCollectiveMeasurement> plan_collectives(const models::Workload& workload);
 
-// Runs the measurements of the header comment. Throws sim::ConfigError("plan.use_flash_attention")
-// when the plan uses FlashAttention (a CPU has no fused attention kernel to calibrate) and
+// Runs the measurements of the header comment. Throws sim::ConfigError("plan.use_flash_attention",
+// or "plan.attention_kernel") when the plan uses FlashAttention (a CPU has no fused attention kernel
+// to calibrate) and
 // ("--backend") when the probe returns a time that is not positive. A measured op time includes the
 // op's fixed cost, which the file gives as the launch overhead: rates and points are of the time
 // without it (so the cost model charges an op its measured time).

@@ -16,6 +16,8 @@ models::ComputeCalibration calibrated_device_defaults() {
   c.memory_efficiency = 1.0;
   c.flash_attention_forward_efficiency = 1.0;
   c.flash_attention_backward_efficiency = 1.0;
+  c.flash_attention_1_forward_efficiency = 1.0;
+  c.flash_attention_1_backward_efficiency = 1.0;
   c.launch_overhead_ns = 0;
   c.comm_sm_fraction = 0;
   return c;

@@ -198,6 +198,11 @@ void add_plan_keys(std::vector<KeySpec>& t) {
                     &ParallelPlan::sliding_window_size, between(0, models::kMaxSeqLength)));
   t.push_back(field("plan", "use_flash_attention", "", "FlashAttention-2 and fused kernels", p,
                     &ParallelPlan::use_flash_attention));
+  // FlashAttention-1: Megatron-LM's --use-flash-attn at commit 285068c8 (2023, flash-attn 1.x).
+  t.push_back(enum_field("plan", "attention_kernel", "unfused|flash_attention_1|flash_attention_2",
+                         "attention core kernel alone (Megatron --use-flash-attn of 2023: flash_attention_1); "
+                         "use_flash_attention wins",
+                         p, &ParallelPlan::attention_kernel, models::parse_attention_kernel));
   t.push_back(field("plan", "async_data_loading", "", "data loading off the critical path", p,
                     &ParallelPlan::async_data_loading));
 }

@@ -258,7 +258,7 @@ void CpuRankExecutor::Impl::run_compute(std::size_t task) {
   const models::Task& t = program.tasks[task];
   TaskRecord& record = records[task];
   record.start = record.transfer_start = now();
-  const bool flash = workload.plan.plan.use_flash_attention;
+  const bool flash = models::uses_flash_kernel(workload.plan.plan);
   for (const models::Task::KernelRun& run : t.runs) {
     const models::KernelList& list = workload.kernels[static_cast<std::size_t>(run.kernels)];
     for (std::int32_t r = 0; r < run.repeat; ++r) {

@@ -40,7 +40,7 @@ std::int64_t gemm_count(const LayerOp& op, bool flash_attention) {
 // dimension, batch = micro-batch x heads on this GPU; causal, with the plan's sliding window), when
 // the kernels support its head dimension.
 std::optional<FlashAttentionProblem> flash_problem(const LayerOp& op, const models::ResolvedPlan& plan) {
-  if (op.kind != OpKind::kAttention || !plan.plan.use_flash_attention) return std::nullopt;
+  if (op.kind != OpKind::kAttention || !models::uses_flash_kernel(plan.plan)) return std::nullopt;
   if (op.shape.k != 64 && op.shape.k != 128) return std::nullopt;
   FlashAttentionProblem problem;
   problem.batch_heads = op.shape.batch;
@@ -51,7 +51,7 @@ std::optional<FlashAttentionProblem> flash_problem(const LayerOp& op, const mode
   return problem;
 }
 
-// layer_ops.h names FlashAttention's backward op "flash_attention_bwd".
+// layer_ops.h names FlashAttention's backward op "flash_attention_bwd" ("flash_attention_1_bwd").
 bool is_backward(const LayerOp& op) {
   return op.name.size() >= 4 && op.name.compare(op.name.size() - 4, 4, "_bwd") == 0;
 }
@@ -127,7 +127,7 @@ void OpRunner::run(const LayerOp& op, CUstream_st* stream) {
   }
   if (!does_work(op.shape)) return;
   const GemmProblem problem = problem_of(op.shape);
-  const std::int64_t count = gemm_count(op, state_->plan.plan.use_flash_attention);
+  const std::int64_t count = gemm_count(op, models::uses_flash_kernel(state_->plan.plan));
   for (std::int64_t i = 0; i < count; ++i) state_->gemms.run(problem, stream);
 }
 

@@ -3,8 +3,10 @@
 //  - kGemm, and kAttention without FlashAttention (Megatron's unfused Q·Kᵀ and P·V): one batched
 //    cuBLASLt bf16 GEMM of the op's shape (gemm_runner.h; ops with a zero dimension do no work and
 //    are skipped);
-//  - kAttention with plan.use_flash_attention: the fused FlashAttention-2 kernels of
-//    flash_attention.h, forward or backward ("flash_attention_bwd"), causal with the plan's
+//  - kAttention with a FlashAttention kernel (models::uses_flash_kernel): the fused FlashAttention-2
+//    kernels of flash_attention.h, also for a plan.attention_kernel of flash_attention_1 (there is
+//    no FlashAttention-1 kernel here, so such a run measures FA2-style attention), forward or
+//    backward (the op name ends in "_bwd"), causal with the plan's
 //    sliding window, for head dimensions 64 and 128; for other head dimensions, which the kernels
 //    do not support, max(1, round(executed_flops / gemm_flops(shape))) batched GEMMs of its Q·Kᵀ
 //    shape (FlashAttention's executed FLOPs at cuBLASLt's GEMM throughput);

@@ -153,6 +153,37 @@ TEST(ComputeCost, FlashAttentionIsComputeBound) {
                    2.5 * flops_full / (312e12 * c.flash_attention_backward_efficiency));
 }
 
+// FlashAttention-1 defaults: the FA2 paper's "FA1 reaches 25-40% of the A100 peak" and "FA2 about
+// 2x faster" with FA2 at 65% / 55%: 32.5% / 27.5%, both in the range; the same ratio on Hopper.
+TEST(ComputeCost, FlashAttention1DefaultsAreHalfOfFlashAttention2) {
+  const ComputeCalibration a = default_compute_calibration(a100());
+  EXPECT_DOUBLE_EQ(a.flash_attention_1_forward_efficiency, 0.325);
+  EXPECT_DOUBLE_EQ(a.flash_attention_1_backward_efficiency, 0.275);
+  for (double e : {a.flash_attention_1_forward_efficiency, a.flash_attention_1_backward_efficiency}) {
+    EXPECT_GE(e, 0.25);
+    EXPECT_LE(e, 0.40);
+  }
+  const ComputeCalibration h = default_compute_calibration(h100());
+  EXPECT_DOUBLE_EQ(h.flash_attention_1_forward_efficiency, 0.35 / 2);
+  EXPECT_DOUBLE_EQ(h.flash_attention_1_backward_efficiency, 0.30 / 2);
+}
+
+// FlashAttention-1 counts the same (q, k) pairs as FA2 (it also stops each query block at the
+// diagonal) at its own efficiency: at b·a = 32, s = 2048, d = 128 the compulsory bytes per FLOP are
+// tiny (FLOP/byte ~ s/2), so the forward minus its launch is FLOPs / (312 TFLOP/s × 0.325) and the
+// backward minus three launches 2.5 × FLOPs / (312 TFLOP/s × 0.275).
+TEST(ComputeCost, FlashAttention1IsComputeBoundAtItsEfficiency) {
+  const GpuSpec gpu = a100();
+  const ComputeCalibration c = default_compute_calibration(gpu);
+  const AttentionShape causal{4, 8, 2048, 2048, 128, true, 0, true};
+  EXPECT_DOUBLE_EQ(attention_score_pairs(causal, AttentionKernel::kFlashAttention1), 2048.0 * 2049 / 2);
+  const double flops = 4.0 * 4 * 8 * 128 * (2048.0 * 2049 / 2);
+  EXPECT_DOUBLE_EQ(attention_forward_time_s(causal, AttentionKernel::kFlashAttention1, gpu, c) - launch_s(c),
+                   flops / (312e12 * 0.325));
+  EXPECT_DOUBLE_EQ(attention_backward_time_s(causal, AttentionKernel::kFlashAttention1, gpu, c) - 3 * launch_s(c),
+                   2.5 * flops / (312e12 * 0.275));
+}
+
 // Directions the mechanisms imply: fusing removes the s² traffic, a sliding window removes FLOPs.
 TEST(ComputeCost, AttentionDirections) {
   const GpuSpec gpu = a100();
@@ -161,7 +192,9 @@ TEST(ComputeCost, AttentionDirections) {
   for (auto time : {attention_forward_time_s, attention_backward_time_s}) {
     const double unfused = time(s, AttentionKernel::kUnfused, gpu, c);
     const double flash = time(s, AttentionKernel::kFlashAttention2, gpu, c);
-    EXPECT_GT(unfused, flash);
+    const double flash1 = time(s, AttentionKernel::kFlashAttention1, gpu, c);
+    EXPECT_GT(unfused, flash1);
+    EXPECT_GT(flash1, flash);
     AttentionShape windowed = s;
     windowed.window = 512;
     EXPECT_LT(time(windowed, AttentionKernel::kFlashAttention2, gpu, c), flash);
@@ -196,6 +229,10 @@ TEST(ComputeCost, InvalidCalibrationNamesTheKey) {
                  [](auto& c) { c.flash_attention_forward_efficiency = 2; });
   expect_invalid("calibration.compute.flash_attention_backward_efficiency",
                  [](auto& c) { c.flash_attention_backward_efficiency = -0.1; });
+  expect_invalid("calibration.compute.flash_attention_1_forward_efficiency",
+                 [](auto& c) { c.flash_attention_1_forward_efficiency = 0; });
+  expect_invalid("calibration.compute.flash_attention_1_backward_efficiency",
+                 [](auto& c) { c.flash_attention_1_backward_efficiency = 1.5; });
   expect_invalid("calibration.compute.launch_overhead_ns", [](auto& c) { c.launch_overhead_ns = -1; });
   GpuSpec unknown = a100();
   unknown.name = "MI300X";

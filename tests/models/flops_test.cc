@@ -116,6 +116,27 @@ TEST(IterationFlops, SelectiveRecomputeAddsOneAttentionCoreForward) {
   EXPECT_DOUBLE_EQ(none.hardware, none.model);
 }
 
+// Megatron's --use-flash-attn (FlashAttention-1) replaces the checkpointed core attention, so under
+// selective recompute nothing runs twice: hardware FLOPs = model FLOPs, and the model FLOPs are the
+// unfused plan's (the convention counts the math, not the kernel). Full recompute still reruns the
+// whole layer forward, attention included: the same HFU excess as the unfused kernel.
+TEST(IterationFlops, FlashAttention1RecomputesNoAttention) {
+  const Row& r = kKorthikanti[0];
+  ResolvedPlan fa1 = resolve_row(r, RecomputeGranularity::kSelective);
+  const double unfused_model = iteration_flops(model_of(r), fa1).model;
+  ParallelPlan p = fa1.plan;
+  p.attention_kernel = AttentionKernel::kFlashAttention1;
+  fa1 = resolve_plan(model_of(r), p, r.gpus, 8);
+  const IterationFlops f = iteration_flops(model_of(r), fa1);
+  EXPECT_DOUBLE_EQ(f.hardware, f.model);
+  EXPECT_NEAR(f.model, unfused_model, 1e-12 * unfused_model);
+  const IterationFlops full_unfused = iteration_flops(model_of(r), resolve_row(r, RecomputeGranularity::kFull));
+  p.recompute_granularity = RecomputeGranularity::kFull;
+  const IterationFlops full_fa1 = iteration_flops(model_of(r), resolve_plan(model_of(r), p, r.gpus, 8));
+  EXPECT_NEAR(full_fa1.hardware - full_fa1.model, full_unfused.hardware - full_unfused.model,
+              1e-12 * full_unfused.hardware);
+}
+
 TEST(IterationFlops, SwitchesThatKeepTheMathKeepModelFlops) {
   const ModelSpec m = testing::gpt_175b();
   const auto flops = [&](auto change) {
@@ -125,6 +146,7 @@ TEST(IterationFlops, SwitchesThatKeepTheMathKeepModelFlops) {
   };
   const double base = flops([](ParallelPlan&) {});
   EXPECT_DOUBLE_EQ(flops([](ParallelPlan& p) { p.use_flash_attention = true; }), base);
+  EXPECT_DOUBLE_EQ(flops([](ParallelPlan& p) { p.attention_kernel = AttentionKernel::kFlashAttention1; }), base);
   EXPECT_DOUBLE_EQ(flops([](ParallelPlan& p) { p.parallel_transformer_block = true; }), base);
   EXPECT_DOUBLE_EQ(flops([](ParallelPlan& p) { p.sequence_parallel = true; }), base);
   // The model FLOPs depend on the global batch, not on how it is split.

@@ -149,6 +149,44 @@ TEST(LayerOps, FlashAttentionHalvesExecutedWorkAndKeepsScoresOutOfHbm) {
   EXPECT_LT(fwd[2].bytes, unfused[4].bytes);
 }
 
+// Megatron-LM's --use-flash-attn of 2023 (FlashAttention-1): the four core-attention ops become one
+// flash_attention_1 kernel with FA2's FLOPs and bytes (the same algorithm); every other op, the
+// unfused qkv bias and bias gradients included, is the unfused layer's.
+TEST(LayerOps, FlashAttention1ReplacesOnlyTheCore) {
+  const ModelSpec m = testing::gpt_22b();
+  const ResolvedPlan fa1 =
+      plan_22b(plan_22b_with([](ParallelPlan& p) { p.attention_kernel = AttentionKernel::kFlashAttention1; }));
+  const ResolvedPlan fa2 =
+      plan_22b(plan_22b_with([](ParallelPlan& p) { p.attention_kernel = AttentionKernel::kFlashAttention2; }));
+  for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+    std::vector<LayerOp> expected;
+    for (LayerOp op : layer_ops(m, plan_22b(), pass)) {
+      const bool in_core =
+          op.kind == OpKind::kAttention || op.name.starts_with("softmax") || op.name.starts_with("attention_dropout");
+      if (!in_core) expected.push_back(op);
+    }
+    std::vector<LayerOp> rest;
+    for (const LayerOp& op : layer_ops(m, fa1, pass)) {
+      if (op.kind != OpKind::kAttention) rest.push_back(op);
+    }
+    ASSERT_EQ(names(rest), names(expected));
+    for (std::size_t i = 0; i < rest.size(); ++i) EXPECT_DOUBLE_EQ(rest[i].bytes, expected[i].bytes) << rest[i].name;
+    const auto find = [](const std::vector<LayerOp>& ops, const std::string& name) {
+      for (const LayerOp& op : ops) {
+        if (op.name == name) return op;
+      }
+      ADD_FAILURE() << name;
+      return LayerOp{};
+    };
+    const std::string suffix = pass == Pass::kBackward ? "_bwd" : "";
+    const LayerOp one = find(layer_ops(m, fa1, pass), "flash_attention_1" + suffix);
+    const LayerOp two = find(layer_ops(m, fa2, pass), "flash_attention" + suffix);
+    EXPECT_DOUBLE_EQ(one.flops, two.flops);
+    EXPECT_DOUBLE_EQ(one.executed_flops, two.executed_flops);
+    EXPECT_DOUBLE_EQ(one.bytes, two.bytes);
+  }
+}
+
 // Megatron-LM's own linear layers (megatron/core/tensor_parallel/layers.py) add the qkv bias after
 // the GEMM and reduce each bias gradient over the tokens in kernels of their own; the fused kernels
 // (Transformer Engine's GEMM epilogues) do both inside the GEMMs.
@@ -214,8 +252,13 @@ TEST(LayerOps, RecomputePassFollowsGranularity) {
   const std::vector<std::string> core = {"attention_scores", "softmax", "attention_dropout", "attention_context"};
   EXPECT_EQ(names(selective), core);
   EXPECT_DOUBLE_EQ(sum_flops(selective), 4.0 * kB * kS * kS * kH / kT);
-  // Megatron does not checkpoint the core attention when FlashAttention runs it.
+  // Megatron does not checkpoint the core attention when FlashAttention runs it (-1 or -2).
   EXPECT_TRUE(layer_ops(m, with(RecomputeGranularity::kSelective, true), Pass::kRecompute).empty());
+  ParallelPlan fa1 = with(RecomputeGranularity::kSelective, false).plan;
+  fa1.attention_kernel = AttentionKernel::kFlashAttention1;
+  EXPECT_TRUE(layer_ops(m, plan_22b(fa1), Pass::kRecompute).empty());
+  fa1.recompute_granularity = RecomputeGranularity::kFull;
+  EXPECT_EQ(names(layer_ops(m, plan_22b(fa1), Pass::kRecompute)), names(layer_ops(m, plan_22b(fa1), Pass::kForward)));
   const ResolvedPlan full = with(RecomputeGranularity::kFull, false);
   EXPECT_EQ(names(layer_ops(m, full, Pass::kRecompute)), names(layer_ops(m, full, Pass::kForward)));
   EXPECT_DOUBLE_EQ(sum_flops(layer_ops(m, full, Pass::kRecompute)), sum_flops(layer_ops(m, full, Pass::kForward)));

@@ -27,6 +27,8 @@ ComputeCalibration flat_calibration(double memory_efficiency, std::vector<Memory
   c.memory_points = std::move(points);
   c.flash_attention_forward_efficiency = 1.0;
   c.flash_attention_backward_efficiency = 1.0;
+  c.flash_attention_1_forward_efficiency = 1.0;
+  c.flash_attention_1_backward_efficiency = 1.0;
   c.launch_overhead_ns = 0;
   c.comm_sm_fraction = 0;
   return c;

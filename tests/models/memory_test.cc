@@ -47,6 +47,33 @@ TEST(Memory, LayerActivationsMatchKorthikanti) {
   EXPECT_EQ(layer_bytes_22b(R::kNone, true, true), kSbh * 34 / kT);
 }
 
+// FlashAttention-1 (attention_kernel alone, Megatron's other layer ops unchanged) stores what FA2
+// stores, Q, K, V and the output but no s x s score, softmax or dropout tensor: 34 sbh/t per layer
+// with SP, with or without selective recompute, and every stage's activations equal FA2's.
+TEST(Memory, FlashAttention1KeepsNoScoreMatrix) {
+  using R = RecomputeGranularity;
+  const ModelSpec m = testing::gpt_22b();
+  for (R recompute : {R::kNone, R::kSelective}) {
+    ParallelPlan p = testing::plan_of(m, 8, 1, 0, 4, 4);
+    p.recompute_granularity = recompute;
+    p.sequence_parallel = true;
+    p.attention_kernel = AttentionKernel::kFlashAttention1;
+    EXPECT_EQ(layer_activation_bytes(m, resolve_plan(m, p, 8, 8)), kSbh * 34 / kT);
+  }
+  ParallelPlan fa1 = testing::plan_of(testing::gpt_175b(), 8, 8, 2, 1, 64);
+  fa1.sequence_parallel = true;
+  fa1.recompute_granularity = RecomputeGranularity::kSelective;
+  ParallelPlan fa2 = fa1;
+  fa1.attention_kernel = AttentionKernel::kFlashAttention1;
+  fa2.attention_kernel = AttentionKernel::kFlashAttention2;
+  const MemoryEstimate one = estimate_memory(testing::gpt_175b(), resolve_plan(testing::gpt_175b(), fa1, 64, 8));
+  const MemoryEstimate two = estimate_memory(testing::gpt_175b(), resolve_plan(testing::gpt_175b(), fa2, 64, 8));
+  ASSERT_EQ(one.stages.size(), two.stages.size());
+  for (std::size_t k = 0; k < one.stages.size(); ++k) {
+    EXPECT_EQ(one.stages[k].activations_bytes, two.stages[k].activations_bytes) << "stage " << k;
+  }
+}
+
 TEST(Memory, GqaSwigluAndParallelBlockGeneraliseTheParts) {
   ModelSpec m = testing::gpt(4, 4096, 32, 32000, 4096);
   m.num_query_groups = 8;

@@ -84,6 +84,25 @@ TEST(OpTime, FlashAttentionCountsTheCausalPairs) {
           3 * f.launch());
 }
 
+// FlashAttention-1 (plan.attention_kernel): the same causal pairs, bytes and launches as FA2 above,
+// at FA1's A100 efficiencies (half FA2's 65% / 55%: 32.5% forward, 27.5% backward); the unfused
+// layer ops (qkv_bias and its neighbours) stay, as Megatron's --use-flash-attn leaves them.
+TEST(OpTime, FlashAttention1IsTheRooflineAtItsEfficiency) {
+  const Fixture f;
+  const ResolvedPlan plan = plan_22b([](ParallelPlan& p) { p.attention_kernel = AttentionKernel::kFlashAttention1; });
+  const double s = 2048, d = 96, heads = 64.0 / 8;
+  const double flops = 4 * heads * d * (s * (s + 1) / 2);
+  const double forward_bytes = heads * (2 * d * 4 * s + 4 * s);
+  const double backward_bytes = heads * (2 * d * 8 * s + 8 * d * s);
+  const auto forward = layer_ops(testing::gpt_22b(), plan, Pass::kForward);
+  const auto backward = layer_ops(testing::gpt_22b(), plan, Pass::kBackward);
+  EXPECT_DOUBLE_EQ(op_time_s(op_named(forward, "flash_attention_1"), plan.plan, f.gpu, f.calib),
+                   std::max(flops / (f.peak() * 0.325), forward_bytes / f.bandwidth()) + f.launch());
+  EXPECT_DOUBLE_EQ(op_time_s(op_named(backward, "flash_attention_1_bwd"), plan.plan, f.gpu, f.calib),
+                   std::max(2.5 * flops / (f.peak() * 0.275), backward_bytes / f.bandwidth()) + 3 * f.launch());
+  op_named(forward, "qkv_bias");
+}
+
 // A window of w keys: query i sees min(i + 1, w) keys, w(w+1)/2 + (s - w) w pairs in all.
 TEST(OpTime, SlidingWindowShortensFlashAttention) {
   const Fixture f;

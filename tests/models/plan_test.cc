@@ -87,6 +87,40 @@ TEST(ResolvePlan, AllMegaScaleSwitchesTogetherAreValid) {
   EXPECT_EQ(r.num_microbatches, 768 / 4);
 }
 
+// use_flash_attention (MegaScale's efficient operators: FlashAttention-2 with fused kernels) wins
+// over attention_kernel = flash_attention_1, with a warning; flash_attention_2 agrees with it and
+// warns nothing. The effective plan names the kernel in use.
+TEST(ResolvePlan, UseFlashAttentionOverridesFlashAttention1WithWarning) {
+  const ModelSpec m = gpt_175b();
+  ParallelPlan p = plan_of(m, 8, 8, 0, 1, 64);
+  p.attention_kernel = AttentionKernel::kFlashAttention1;
+  ResolvedPlan r = resolve_plan(m, p, 64, 8);
+  EXPECT_EQ(r.plan.attention_kernel, AttentionKernel::kFlashAttention1);
+  EXPECT_TRUE(r.warnings.empty());
+  p.use_flash_attention = true;
+  r = resolve_plan(m, p, 64, 8);
+  EXPECT_EQ(r.plan.attention_kernel, AttentionKernel::kFlashAttention2);
+  EXPECT_EQ(attention_kernel_of(p), AttentionKernel::kFlashAttention2);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("overrides attention_kernel = flash_attention_1"), std::string::npos) << r.warnings[0];
+  p.attention_kernel = AttentionKernel::kFlashAttention2;
+  EXPECT_TRUE(resolve_plan(m, p, 64, 8).warnings.empty());
+  p.attention_kernel = AttentionKernel::kUnfused;
+  EXPECT_EQ(resolve_plan(m, p, 64, 8).plan.attention_kernel, AttentionKernel::kFlashAttention2);
+}
+
+// flash-attn 1.x has no window argument: a window with FlashAttention-1 is accepted with a warning
+// that names the assumption.
+TEST(ResolvePlan, FlashAttention1WithAWindowWarns) {
+  const ModelSpec m = gpt_175b();
+  ParallelPlan p = plan_of(m, 8, 8, 0, 1, 64);
+  p.attention_kernel = AttentionKernel::kFlashAttention1;
+  p.sliding_window_size = 1024;
+  const ResolvedPlan r = resolve_plan(m, p, 64, 8);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("no sliding-window argument"), std::string::npos) << r.warnings[0];
+}
+
 TEST(ResolvePlan, InvalidSizesNameTheirKey) {
   const ModelSpec m = gpt_175b();
   const auto key = [&](auto change, std::int64_t world = 64, std::int64_t per_server = 8) {
@@ -187,6 +221,23 @@ TEST(ResolvePlan, ParsesRecomputeGranularity) {
   } catch (const sim::ConfigError& e) {
     EXPECT_EQ(e.key(), "plan.recompute_granularity");
     EXPECT_EQ(e.value(), "block");
+  }
+}
+
+TEST(ResolvePlan, ParsesAttentionKernel) {
+  EXPECT_EQ(parse_attention_kernel("unfused"), AttentionKernel::kUnfused);
+  EXPECT_EQ(parse_attention_kernel("flash_attention_1"), AttentionKernel::kFlashAttention1);
+  EXPECT_EQ(parse_attention_kernel("flash_attention_2"), AttentionKernel::kFlashAttention2);
+  for (auto k : {AttentionKernel::kUnfused, AttentionKernel::kFlashAttention1, AttentionKernel::kFlashAttention2}) {
+    EXPECT_EQ(parse_attention_kernel(to_string(k)), k);
+  }
+  try {
+    parse_attention_kernel("flash_attention_3");
+    FAIL() << "expected ConfigError";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), "plan.attention_kernel");
+    EXPECT_EQ(e.value(), "flash_attention_3");
+    EXPECT_EQ(e.valid(), "unfused, flash_attention_1 or flash_attention_2");
   }
 }
 

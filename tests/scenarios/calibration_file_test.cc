@@ -46,11 +46,16 @@ TEST(CalibrationFile, FieldsReplaceDefaultsAndAbsentOnesStay) {
 best_gemm_efficiency = 0.7
 launch_overhead_us = 2.5
 comm_sm_fraction = 0.125
+flash_attention_1_forward_efficiency = 0.3
+flash_attention_1_backward_efficiency = 0.25
 gemm_points = [ { m = 8192, n = 2304, k = 6144, efficiency = 0.71 } ]
 [network]
 nvlink_efficiency = 0.77
 )");
   EXPECT_DOUBLE_EQ(c.compute.best_gemm_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(c.compute.flash_attention_1_forward_efficiency, 0.3);
+  EXPECT_DOUBLE_EQ(c.compute.flash_attention_1_backward_efficiency, 0.25);
+  EXPECT_DOUBLE_EQ(c.compute.flash_attention_forward_efficiency, defaults.compute.flash_attention_forward_efficiency);
   EXPECT_EQ(c.compute.launch_overhead_ns, 2500);
   EXPECT_DOUBLE_EQ(c.compute.comm_sm_fraction, 0.125);
   ASSERT_EQ(c.compute.gemm_points.size(), 1u);
@@ -68,6 +73,8 @@ TEST(CalibrationFile, BadInputNamesTheKey) {
   EXPECT_EQ(error_key("[compute]\ngemm_points = [ { m = 1, n = 2, k = 3, eff = 0.5 } ]\n"),
             "calibration.compute.gemm_points.eff");
   EXPECT_EQ(error_key("[compute]\ncomm_sm_fraction = 1\n"), "calibration.compute.comm_sm_fraction");
+  EXPECT_EQ(error_key("[compute]\nflash_attention_1_forward_efficiency = 0\n"),
+            "calibration.compute.flash_attention_1_forward_efficiency");
   EXPECT_EQ(error_key("[network]\nnvlink_efficiency = 0\n"), "fabric.nvlink_efficiency");
   EXPECT_EQ(error_key("[gpu]\nx = 1\n"), "calibration.gpu");
   EXPECT_THROW(apply("[compute\n"), sim::ConfigError);

@@ -362,6 +362,9 @@ TEST(CpuCalibration, FlashAttentionIsAConfigError) {
   Scenario s = load_scenario_text(tiny_scenario(false));
   s.plan.use_flash_attention = true;
   EXPECT_THROW(run_cpu_calibration(s, fake_probe()), sim::ConfigError);
+  s.plan.use_flash_attention = false;
+  s.plan.attention_kernel = models::AttentionKernel::kFlashAttention1;
+  EXPECT_EQ(thrown_key(s, fake_probe()), "plan.attention_kernel");
 }
 
 // A probe time that is not a positive finite number is a ConfigError naming --backend.

@@ -107,6 +107,8 @@ TEST(Device, AGpusCsvGpuIsItsDefaultsWithTheFileApplied) {
   EXPECT_DOUBLE_EQ(d.compute.memory_efficiency, expected.memory_efficiency);
   EXPECT_DOUBLE_EQ(d.compute.flash_attention_forward_efficiency, expected.flash_attention_forward_efficiency);
   EXPECT_DOUBLE_EQ(d.compute.flash_attention_backward_efficiency, expected.flash_attention_backward_efficiency);
+  EXPECT_DOUBLE_EQ(d.compute.flash_attention_1_forward_efficiency, expected.flash_attention_1_forward_efficiency);
+  EXPECT_DOUBLE_EQ(d.compute.flash_attention_1_backward_efficiency, expected.flash_attention_1_backward_efficiency);
   EXPECT_DOUBLE_EQ(d.compute.comm_sm_fraction, expected.comm_sm_fraction);
   EXPECT_TRUE(d.compute.gemm_points.empty());
 
@@ -290,6 +292,8 @@ ComputeSums compute_sums(const RunResult& r, const backend::TraceUnit& unit, con
   neutral.memory_efficiency = 1;
   neutral.flash_attention_forward_efficiency = 1;  // unused: the plan's attention is unfused
   neutral.flash_attention_backward_efficiency = 1;
+  neutral.flash_attention_1_forward_efficiency = 1;
+  neutral.flash_attention_1_backward_efficiency = 1;
   neutral.launch_overhead_ns = 0;
   neutral.comm_sm_fraction = 0;  // unused: TP 1 has no TP collective
   const models::StageProgram& program = r.workload.stages.at(static_cast<std::size_t>(unit.stage));

@@ -88,6 +88,25 @@ TEST(Overrides, ParseByKeyType) {
   config_error_message([&] { apply_override(s, "cluster.gpus"); }, "--set");
 }
 
+// plan.attention_kernel: the three kernels from TOML and --set; anything else names the key, the
+// value and the valid ones.
+TEST(Overrides, AttentionKernelAcceptsItsValuesOnly) {
+  EXPECT_EQ(load_scenario_text("[plan]\nattention_kernel = \"flash_attention_1\"\n").plan.attention_kernel,
+            models::AttentionKernel::kFlashAttention1);
+  Scenario s;
+  EXPECT_EQ(s.plan.attention_kernel, models::AttentionKernel::kUnfused);
+  apply_override(s, "plan.attention_kernel=flash_attention_2");
+  EXPECT_EQ(s.plan.attention_kernel, models::AttentionKernel::kFlashAttention2);
+  apply_override(s, "plan.attention_kernel=unfused");
+  EXPECT_EQ(s.plan.attention_kernel, models::AttentionKernel::kUnfused);
+  const std::string message =
+      config_error_message([&] { apply_override(s, "plan.attention_kernel=flash3"); }, "plan.attention_kernel");
+  for (const char* part : {"flash3", "unfused", "flash_attention_1", "flash_attention_2"}) {
+    EXPECT_NE(message.find(part), std::string::npos) << message;
+  }
+  config_error_message([] { load_scenario_text("[plan]\nattention_kernel = 1\n"); }, "plan.attention_kernel");
+}
+
 TEST(Units, ParseBytes) {
   EXPECT_DOUBLE_EQ(parse_bytes("1GiB", "--bytes"), 1073741824.0);
   EXPECT_DOUBLE_EQ(parse_bytes("64MiB", "--bytes"), 64.0 * 1048576);
