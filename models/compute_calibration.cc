@@ -75,6 +75,7 @@ std::vector<GemmTile> default_tiles() {
 // the stated 25-40%. Hopper: no public FA1 measurement is used here; FA1, like FA2, runs the Ampere
 // mma.sync code there, and we assume the same 2x ratio (17.5% / 15% of H100 peak).
 constexpr double kFlash2OverFlash1Speed = 2.0;
+constexpr std::int64_t kMaxHostTimeNs = 1'000'000'000;  // a host stall per call beyond 1 s is no longer overhead
 
 void require(bool ok, std::string_view field, double value, std::string_view valid) {
   if (!ok)
@@ -106,6 +107,16 @@ ComputeCalibration default_compute_calibration(const GpuSpec& gpu) {
   // Assumption: 4 µs per kernel, the launch latency and inter-kernel gap of an eager PyTorch stream
   // (commonly 3-5 µs in Nsight Systems traces); replace with a measured value.
   c.launch_overhead_ns = 4'000;
+  // Assumption: 50 µs from a torch.cuda.synchronize() to the next kernel: the Python between the
+  // synchronize's return and the first launch in Megatron-LM's schedule (the rest of _communicate,
+  // the schedule's bookkeeping, forward_step or the autograd engine's start, the module wrappers
+  // down to the first op), a few PyTorch op dispatches of about 5-25 µs each on the CPU; replace
+  // with a measured value.
+  c.host_sync_gap_ns = 50'000;
+  // Assumption: 0.5 ms of host time per synchronous get_batch. Megatron-LM's batch-generator timer
+  // (get_batch) reads 5.24 ms per iteration in a public BERT log (NVIDIA/nccl issue 743) whose
+  // get_batch broadcasts six tensors; GPT's broadcasts one.
+  c.get_batch_host_ns = 500'000;
   // NCCL runs an intra-server collective on about two channels per NVLink of the GPU, at most 32
   // (NCCL_MAX_NCHANNELS), each channel one CTA on its own SM: 24 channels on an HGX A100's 12 links
   // (NCCL log in NVIDIA/nccl-tests issue 100), 16 on H800's 8 (NVIDIA/nccl issue 892), 32 on
@@ -151,6 +162,10 @@ void validate(const ComputeCalibration& calib) {
   require(calib.comm_sm_fraction >= 0 && calib.comm_sm_fraction < 1, "comm_sm_fraction", calib.comm_sm_fraction,
           "in [0, 1)");
   require(calib.launch_overhead_ns >= 0, "launch_overhead_ns", static_cast<double>(calib.launch_overhead_ns), ">= 0");
+  require(calib.host_sync_gap_ns >= 0 && calib.host_sync_gap_ns <= kMaxHostTimeNs, "host_sync_gap_ns",
+          static_cast<double>(calib.host_sync_gap_ns), "in [0, 1 s]");
+  require(calib.get_batch_host_ns >= 0 && calib.get_batch_host_ns <= kMaxHostTimeNs, "get_batch_host_ns",
+          static_cast<double>(calib.get_batch_host_ns), "in [0, 1 s]");
 }
 
 }  // namespace megasim::models

@@ -64,6 +64,12 @@ struct ComputeCalibration {
 
   // Host launch and inter-kernel gap paid once per kernel, nanoseconds.
   std::int64_t launch_overhead_ns = 0;
+  // The GPU's idle time after a host synchronisation (models/workload.h Task::host_sync): from the
+  // end of the work the host waited for to the start of the next kernel it launches, nanoseconds.
+  std::int64_t host_sync_gap_ns = 0;
+  // The host's get_batch after its synchronisation, while the GPU idles (Megatron-LM's
+  // next(data_iterator), broadcast_data and the masks, when data loading is synchronous), ns.
+  std::int64_t get_batch_host_ns = 0;
 
   // Fraction of the SMs an intra-server NCCL collective occupies while it runs (one CTA per
   // channel): GEMMs running concurrently with it (an overlapped TP collective) lose that share of

@@ -35,6 +35,16 @@ struct ParallelPlan {
   std::int64_t sliding_window_size = 0;     // tokens each query attends to; 0: full causal attention
   bool use_flash_attention = false;         // FlashAttention-2, fused LayerNorm/GeLU kernels, GEMM bias epilogues
   bool async_data_loading = false;          // data preprocessing off the critical path
+  // Host-side synchronisation in Megatron-LM's training loop (the code of commit 285068c8, 2023):
+  //  - batch_p2p_sync: p2p_communication.py calls torch.cuda.synchronize() after every batched
+  //    isend/irecv ("to protect against race condition when using batch_isend_irecv()"; Megatron
+  //    core keeps it as ModelParallelConfig.batch_p2p_sync, default true). Not with
+  //    overlap_p2p_comm, whose asynchronous calls do not batch.
+  //  - average_loss_per_micro_batch: pretrain_gpt.py's loss_func all-reduces every micro-batch's
+  //    loss over the data-parallel group (average_losses_across_data_parallel_group, a blocking
+  //    torch.distributed.all_reduce: the compute stream waits for it) on the last stage.
+  bool batch_p2p_sync = true;
+  bool average_loss_per_micro_batch = true;
   // The attention core's kernel alone, the rest of the layer as Megatron-LM runs it: kUnfused is
   // Megatron's CoreAttention; kFlashAttention1 is Megatron-LM's --use-flash-attn of 2023 (commit
   // 285068c8, flash-attn 1.x's flash_attn_unpadded_func); kFlashAttention2 the same with flash-attn

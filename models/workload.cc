@@ -54,6 +54,10 @@ std::string_view to_string(TaskCategory category) {
       return "gradient_reduce";
     case TaskCategory::kParameterGather:
       return "parameter_gather";
+    case TaskCategory::kHostSync:
+      return "host_sync";
+    case TaskCategory::kLossReduce:
+      return "loss_reduce";
   }
   return "unknown";
 }

@@ -33,7 +33,17 @@
 //    kGradientReduce, tags above every activation tag.
 //  - Synchronous data loading (plan.async_data_loading off) is a kCompute task of category
 //    kDataLoading whose kernel list has no ops, only TP broadcasts (Megatron's get_batch; none at
-//    tp = 1).
+//    tp = 1). It is a host synchronisation (below): broadcast_data copies the sizes to the host.
+//  - Host synchronisation (Task::host_sync): the host waits until the rank's GPU work has finished
+//    (torch.cuda.synchronize(), or a device-to-host copy), so the GPU is idle from then until the
+//    host has launched its next kernel. The builder lists as deps what the synchronisation waits
+//    for (the rank's earlier compute, TP and DP work and its posted transfers, which the
+//    non-overlapped schedule has all waited for by then); the backend charges the GPU's idle time
+//    before the task's kernels (sim: the calibration's host_sync_gap; cuda: a real synchronize). A
+//    kHostSync task has no kernels: it is the gap alone, after Megatron's batch_p2p_sync.
+//  - The per-micro-batch loss average (plan.average_loss_per_micro_batch) is a kDpCollective of
+//    category kLossReduce: a 4-byte all-reduce over the DP group after each forward of the last
+//    model chunk on the last stage, which the next compute task waits for.
 // What each plan switch does to the program is written where it is built (workload_*.cc).
 #pragma once
 
@@ -60,6 +70,8 @@ enum class TaskCategory : std::uint8_t {
   kPipelineBackward,  // gradients to the previous stage
   kGradientReduce,    // DP reduce-scatter (distributed optimizer) or all-reduce of a grad bucket
   kParameterGather,   // DP all-gather of updated parameters (distributed optimizer)
+  kHostSync,          // the GPU idle after a host synchronisation (batch_p2p_sync), no kernels
+  kLossReduce,        // a micro-batch's loss averaged over the DP group (average_loss_per_micro_batch)
 };
 
 std::string_view to_string(StreamKind stream);
@@ -110,6 +122,8 @@ struct Task {
   double bytes = 0;
   CollectiveOp op = CollectiveOp::kSendRecv;  // kDpCollective: reduce_scatter, all_gather or all_reduce
   std::vector<std::int32_t> deps;             // earlier tasks of this program that must finish first
+  // kCompute: the host synchronises with the GPU before it launches this task (see the file comment).
+  bool host_sync = false;
 };
 
 struct StageProgram {

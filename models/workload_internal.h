@@ -3,6 +3,7 @@
 // (workload_dp.cc). Not a public header.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -46,10 +47,15 @@ class ProgramBuilder {
   std::int32_t add(Task task);
   [[nodiscard]] const Task& at(std::int32_t index) const { return program_.tasks.at(static_cast<std::size_t>(index)); }
   [[nodiscard]] std::int32_t size() const { return static_cast<std::int32_t>(program_.tasks.size()); }
+  // The latest task added on `stream`, -1 when none.
+  [[nodiscard]] std::int32_t last_on(StreamKind stream) const {
+    return last_on_stream_[static_cast<std::size_t>(stream)];
+  }
   StageProgram take() { return std::move(program_); }
 
  private:
   StageProgram program_;
+  std::array<std::int32_t, 4> last_on_stream_ = {-1, -1, -1, -1};  // by StreamKind
 };
 
 // What the pipeline part leaves for the data-parallel tail.

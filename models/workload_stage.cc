@@ -15,6 +15,14 @@
 // before their point ends (at the start for the first), and compute tasks depend on what Megatron
 // waits for. Every transfer still outstanding when the schedule returns is waited for before the
 // gradient reduction finishes (schedules.py waits on its remaining handles).
+//
+// Host synchronisation (workload.h). With batch_p2p_sync and without overlap_p2p_comm, every
+// communication point that moved data ends in torch.cuda.synchronize(): the compute after it waits
+// for a kHostSync task that waits for the point's transfers and for the rank's earlier compute and
+// DP work. Synchronous data loading synchronises with the compute stream (broadcast_data's
+// sizes.cpu()). With
+// average_loss_per_micro_batch (and dp > 1) the last stage all-reduces each micro-batch's loss over
+// the DP group after the last chunk's forward, and its next compute waits for that.
 #include <algorithm>
 #include <array>
 #include <unordered_set>
@@ -26,6 +34,8 @@
 
 namespace megasim::models::workload_detail {
 namespace {
+
+constexpr double kLossBytes = 4;  // one fp32 loss (average_losses_across_data_parallel_group)
 
 struct StepComm {
   std::int64_t virtual_stage = 0;
@@ -224,20 +234,73 @@ class StageBuilder {
     return -1;
   }
 
+  // Whether compute step i follows a batched p2p call that Megatron ends with a synchronize: a
+  // communication point (its deps hold transfers) of the non-overlapped schedule.
+  bool follows_p2p_sync(const std::vector<std::int32_t>& deps) const {
+    if (!plan_.plan.batch_p2p_sync || plan_.plan.overlap_p2p_comm) return false;
+    return std::any_of(deps.begin(), deps.end(), [this](std::int32_t d) {
+      const TaskKind kind = program_.at(d).kind;
+      return kind == TaskKind::kPpSend || kind == TaskKind::kPpRecv;
+    });
+  }
+
+  // A host synchronisation waits for `deps` and for the rank's latest compute work, and a
+  // device-wide one (torch.cuda.synchronize) for its latest DP work too; a device-to-host copy
+  // (get_batch's sizes.cpu()) waits for the compute stream alone.
+  std::vector<std::int32_t> host_sync_deps(std::vector<std::int32_t> deps, bool device_wide) const {
+    if (const std::int32_t last = program_.last_on(StreamKind::kCompute); last >= 0) deps.push_back(last);
+    if (const std::int32_t last = program_.last_on(StreamKind::kDp); device_wide && last >= 0) deps.push_back(last);
+    return deps;
+  }
+
   void add_compute(std::int32_t i) {
     std::vector<std::int32_t> deps = compute_deps(i);
+    if (loss_reduce_ >= 0) deps.push_back(std::exchange(loss_reduce_, -1));
+    if (follows_p2p_sync(deps)) {
+      Task sync;
+      sync.category = TaskCategory::kHostSync;
+      sync.microbatch = step(i).microbatch;
+      sync.chunk = step(i).chunk;
+      sync.host_sync = true;
+      sync.deps = host_sync_deps(std::move(deps), true);
+      deps = {program_.add(std::move(sync))};
+    }
     if (const std::int32_t data = data_list(i); data >= 0) {
       Task load;
       load.category = TaskCategory::kDataLoading;
       load.microbatch = step(i).microbatch;
       load.chunk = step(i).chunk;
       load.runs.push_back({data, 1});
-      load.deps = deps;
+      load.host_sync = true;
+      // get_batch runs before the forward's parameter all-gather hooks: it does not wait for them.
+      std::vector<std::int32_t> waits;
+      for (const std::int32_t d : deps) {
+        if (program_.at(d).category != TaskCategory::kParameterGather) waits.push_back(d);
+      }
+      load.deps = host_sync_deps(std::move(waits), false);
       program_.add(std::move(load));
     }
     Task t = compute_task(i);
     t.deps = std::move(deps);
     compute_[static_cast<std::size_t>(i)] = program_.add(std::move(t));
+    add_loss_reduce(i);
+  }
+
+  // pretrain_gpt.py's loss_func runs at the end of the last chunk's forward on the last stage.
+  void add_loss_reduce(std::int32_t i) {
+    if (!plan_.plan.average_loss_per_micro_batch || plan_.dp <= 1) return;
+    if (step(i).pass != PassKind::kForward || stage_ != plan_.pp - 1 || step(i).chunk != plan_.virtual_stages - 1)
+      return;
+    Task t;
+    t.kind = TaskKind::kDpCollective;
+    t.stream = StreamKind::kDp;
+    t.category = TaskCategory::kLossReduce;
+    t.microbatch = step(i).microbatch;
+    t.chunk = step(i).chunk;
+    t.op = CollectiveOp::kAllReduce;
+    t.bytes = kLossBytes;
+    t.deps.push_back(compute_[static_cast<std::size_t>(i)]);
+    loss_reduce_ = program_.add(std::move(t));
   }
 
   void add_overlapped_grad_reduces(std::int32_t first, std::int32_t last) {
@@ -261,6 +324,7 @@ class StageBuilder {
   std::vector<std::vector<std::int32_t>> gathers_;
   std::vector<std::int32_t> grad_reduces_;
   std::unordered_set<std::int32_t> waited_;
+  std::int32_t loss_reduce_ = -1;  // the loss all-reduce the next compute waits for, -1 when none
   ProgramBuilder program_;
 };
 
@@ -269,8 +333,10 @@ class StageBuilder {
 std::int32_t ProgramBuilder::add(Task task) {
   std::sort(task.deps.begin(), task.deps.end());
   task.deps.erase(std::unique(task.deps.begin(), task.deps.end()), task.deps.end());
+  const auto index = static_cast<std::int32_t>(program_.tasks.size());
+  last_on_stream_[static_cast<std::size_t>(task.stream)] = index;
   program_.tasks.push_back(std::move(task));
-  return static_cast<std::int32_t>(program_.tasks.size() - 1);
+  return index;
 }
 
 std::int64_t pp_tag(const ResolvedPlan& plan, PassKind pass, std::int64_t microbatch, std::int64_t virtual_stage) {

@@ -92,6 +92,10 @@ void apply_compute(const toml::table& t, models::ComputeCalibration& c) {
       c.comm_sm_fraction = number(node, key);
     else if (name == "launch_overhead_us")
       c.launch_overhead_ns = microseconds(node, key);
+    else if (name == "host_sync_gap_us")
+      c.host_sync_gap_ns = microseconds(node, key);
+    else if (name == "get_batch_host_us")
+      c.get_batch_host_ns = microseconds(node, key);
     else if (name == "gemm_points") {
       const toml::array* points = node.as_array();
       if (points == nullptr) throw sim::ConfigError(key, "(not an array)", "an array of { m, n, k, efficiency }");
@@ -107,7 +111,8 @@ void apply_compute(const toml::table& t, models::ComputeCalibration& c) {
                              "one of best_gemm_efficiency, gemm_k_overhead, memory_efficiency, "
                              "flash_attention_forward_efficiency, flash_attention_backward_efficiency, "
                              "flash_attention_1_forward_efficiency, flash_attention_1_backward_efficiency, "
-                             "launch_overhead_us, comm_sm_fraction, gemm_points, memory_points");
+                             "launch_overhead_us, host_sync_gap_us, get_batch_host_us, comm_sm_fraction, gemm_points, "
+                             "memory_points");
     }
   }
 }

@@ -11,6 +11,8 @@
 //   flash_attention_1_forward_efficiency = 0.325    # FlashAttention-1 (plan.attention_kernel)
 //   flash_attention_1_backward_efficiency = 0.275
 //   launch_overhead_us = 4.0
+//   host_sync_gap_us = 50                  # GPU idle after a host synchronisation
+//   get_batch_host_us = 500                # host time of a synchronous get_batch
 //   gemm_points = [ { m = 8192, n = 2304, k = 6144, efficiency = 0.71 } ]   # measured GEMMs
 //   memory_points = [ { bytes = 1048576, efficiency = 0.9 } ]                # measured memory-bound ops
 //

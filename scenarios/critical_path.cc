@@ -200,6 +200,8 @@ std::string task_name(const models::Task& task) {
       return "optimizer" + suffix(task);
     case TaskCategory::kDataLoading:
       return "data loading" + suffix(task);
+    case TaskCategory::kHostSync:
+      return "host sync" + suffix(task);
     default:
       return "compute" + suffix(task);
   }

@@ -203,8 +203,18 @@ void add_plan_keys(std::vector<KeySpec>& t) {
                          "attention core kernel alone (Megatron --use-flash-attn of 2023: flash_attention_1); "
                          "use_flash_attention wins",
                          p, &ParallelPlan::attention_kernel, models::parse_attention_kernel));
-  t.push_back(field("plan", "async_data_loading", "", "data loading off the critical path", p,
-                    &ParallelPlan::async_data_loading));
+  t.push_back(field("plan", "async_data_loading", "",
+                    "data loading off the critical path (off: Megatron's get_batch, its TP broadcasts and the host "
+                    "synchronisation of broadcast_data's sizes.cpu())",
+                    p, &ParallelPlan::async_data_loading));
+  t.push_back(field("plan", "batch_p2p_sync", "",
+                    "torch.cuda.synchronize() after every batched PP send/recv (Megatron-LM p2p_communication.py; "
+                    "not with overlap_p2p_comm)",
+                    p, &ParallelPlan::batch_p2p_sync));
+  t.push_back(field("plan", "average_loss_per_micro_batch", "",
+                    "every micro-batch's loss all-reduced over the DP group, the compute stream waiting for it "
+                    "(Megatron-LM pretrain_gpt.py loss_func)",
+                    p, &ParallelPlan::average_loss_per_micro_batch));
 }
 
 void add_calibration_keys(std::vector<KeySpec>& t) {

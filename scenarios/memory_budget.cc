@@ -77,13 +77,18 @@ SimulationFootprint planned_footprint(const models::ModelSpec& model, const mode
   f.global_batch = plan.plan.global_batch_size;
   // In doubles: the counts of a hostile plan pass 2^63 before they are refused.
   double program_tasks = 0;
+  const bool syncs = plan.plan.batch_p2p_sync && !plan.plan.overlap_p2p_comm;
+  const double forward_extras =
+      (plan.plan.async_data_loading ? 0.0 : 1.0) + (plan.plan.average_loss_per_micro_batch && plan.dp > 1 ? 1.0 : 0.0);
   for (std::int64_t stage = 0; stage < plan.pp; ++stage) {
     double buckets = 0;
     for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
       buckets += static_cast<double>(models::gradient_bucket_params(model, plan, stage, chunk).size());
     }
     const double steps = 2.0 * static_cast<double>(plan.num_microbatches) * static_cast<double>(plan.virtual_stages);
-    program_tasks += 3 * steps + 2 * buckets + 3;
+    // Per compute step at most one send, one recv and (batch_p2p_sync) one host synchronisation;
+    // a synchronous data loading and the loss all-reduce come with forwards only (half the steps).
+    program_tasks += (3 + (syncs ? 1 : 0)) * steps + forward_extras * steps / 2 + 2 * buckets + 3;
   }
   const double records = program_tasks * static_cast<double>(plan.dp);
   constexpr double kMost = 1e18;  // past any memory; keeps the counts in int64

@@ -270,6 +270,14 @@ void CudaRankExecutor::Impl::enqueue_dp(std::size_t task) {
 void CudaRankExecutor::Impl::enqueue(std::size_t task) {
   const models::Task& t = program.tasks[task];
   cudaStream_t stream = stream_of(task);
+  if (t.host_sync) {
+    // The host waits for what the synchronisation waits for (models/workload.h), as Megatron's
+    // torch.cuda.synchronize() and get_batch's sizes.cpu() do; the GPU idles until the launches below.
+    for (const std::int32_t d : t.deps) {
+      check(cudaEventSynchronize(task_events[2 * static_cast<std::size_t>(d) + 1]),
+            "cudaEventSynchronize (host synchronisation)");
+    }
+  }
   for (const std::int32_t d : t.deps) {
     const auto dep = static_cast<std::size_t>(d);
     if (stream_of(dep) == stream) continue;  // a stream runs in order

@@ -39,7 +39,10 @@ std::vector<KernelCost> kernel_costs(const IterationInputs& in) {
 
 TaskTimes task_times(const models::StageProgram& program, const std::vector<KernelCost>& costs,
                      const std::vector<TpTime>& tp, double slowdown, const std::vector<float>* scale,
-                     double comm_sm_fraction) {
+                     const models::ComputeCalibration& calibration) {
+  const double comm_sm_fraction = calibration.comm_sm_fraction;
+  const double sync_gap = static_cast<double>(calibration.host_sync_gap_ns) * 1e-9;
+  const double get_batch = static_cast<double>(calibration.get_batch_host_ns) * 1e-9;
   TaskTimes out;
   out.duration.assign(program.tasks.size(), 0);
   out.tp_exposed.assign(program.tasks.size(), 0);
@@ -58,7 +61,9 @@ TaskTimes task_times(const models::StageProgram& program, const std::vector<Kern
       exposed += repeat * (tp[k].plain_s +
                            overlapped_tp_cost(tp[k].overlappable_s, costs[k].gemm_s * task_slowdown, comm_sm_fraction));
     }
-    out.duration[t] = sim::from_seconds(compute + exposed, kTaskTime);
+    double host = 0;
+    if (task.host_sync) host = sync_gap + (task.category == models::TaskCategory::kDataLoading ? get_batch : 0);
+    out.duration[t] = sim::from_seconds(host + compute + exposed, kTaskTime);
     out.tp_exposed[t] = sim::from_seconds(exposed, kTaskTime);
   }
   return out;

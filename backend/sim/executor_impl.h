@@ -110,10 +110,13 @@ void match_p2p(const models::Workload& workload, std::vector<StageInfo>& stages)
 
 // executor_costs.cc
 std::vector<KernelCost> kernel_costs(const IterationInputs& in);
-// `scale`: per task, a multiplier on its compute time (nullptr: 1).
+// `scale`: per task, a multiplier on its compute time (nullptr: 1). The calibration gives the SM
+// share of overlapped TP collectives and the host times of host synchronisations (a task's
+// host_sync adds host_sync_gap, a synchronous data loading also get_batch_host), which neither the
+// slowdown nor the scale stretch: they are the host's.
 TaskTimes task_times(const models::StageProgram& program, const std::vector<KernelCost>& costs,
                      const std::vector<TpTime>& tp, double slowdown, const std::vector<float>* scale,
-                     double comm_sm_fraction);
+                     const models::ComputeCalibration& calibration);
 // The extra time a compute task starting at `start` and lasting `duration` spends in the pauses of
 // a unit whose pauses of `pause` begin at phase + k * period (k >= 0); 0 when period is 0.
 sim::SimTime pause_delay(sim::SimTime start, sim::SimTime duration, sim::SimTime phase, sim::SimTime period,

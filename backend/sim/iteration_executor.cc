@@ -186,8 +186,7 @@ void Executor::assign_times(const std::vector<KernelCost>& costs) {
     }
     const std::vector<TpTime> tp =
         local ? shared_tp : kernel_list_tp_times(workload_.kernels, topo_, in_.fabric, in_.collective, unit.gpus);
-    unit.times =
-        &times_.emplace_back(task_times(program, costs, tp, slowdown, scale, in_.calibration.comm_sm_fraction));
+    unit.times = &times_.emplace_back(task_times(program, costs, tp, slowdown, scale, in_.calibration));
     if (local && slowdown == 1.0 && scale == nullptr) stage_times = unit.times;
   }
 }

@@ -51,37 +51,45 @@ std::vector<std::string> lines(const StageProgram& p) {
 // the tied embedding gradient, and step.
 TEST(WorkloadSchedule, SmallPlanIsMegatrons1F1B) {
   const Workload w = build_workload(small_gpt(), resolved(small_gpt(), Shape{1, 2, 1, 2, 1, 1}));
+  // Every communication point that moves data ends in Megatron's torch.cuda.synchronize() (a
+  // host_sync task waiting for the point's transfers and the rank's last compute); the loss is not
+  // all-reduced at dp = 1.
   const std::vector<std::string> stage0 = {
       "compute data_loading mb0 <-",                 // 0
       "compute forward mb0 <-",                      // 1
       "pp_send pipeline_forward mb0 +1 tag4 <- 1",   // 2: to virtual stage 1
-      "compute data_loading mb1 <- 2",               // 3
-      "compute forward mb1 <- 2",                    // 4: blocking send of F0 done
-      "pp_send pipeline_forward mb1 +1 tag6 <- 4",   // 5
-      "pp_recv pipeline_backward mb0 +1 tag1 <- 4",  // 6: posted with the send, after F1
-      "compute backward mb0 <- 5 6",                 // 7
-      "pp_recv pipeline_backward mb1 +1 tag3 <- 7",  // 8
-      "compute backward mb1 <- 8",                   // 9
-      "dp_collective gradient_reduce <- 9",          // 10
-      "pp_send gradient_reduce -1 tag8 <- 9 10",     // 11
-      "pp_recv gradient_reduce -1 tag9 <- 9 10",     // 12
-      "compute optimizer <- 9 10 11 12",             // 13
+      "compute host_sync mb1 <- 1 2",                // 3: blocking send of F0 done, synchronize
+      "compute data_loading mb1 <- 3",               // 4
+      "compute forward mb1 <- 3",                    // 5
+      "pp_send pipeline_forward mb1 +1 tag6 <- 5",   // 6
+      "pp_recv pipeline_backward mb0 +1 tag1 <- 5",  // 7: posted with the send, after F1
+      "compute host_sync mb0 <- 5 6 7",              // 8
+      "compute backward mb0 <- 8",                   // 9
+      "pp_recv pipeline_backward mb1 +1 tag3 <- 9",  // 10
+      "compute host_sync mb1 <- 9 10",               // 11
+      "compute backward mb1 <- 11",                  // 12
+      "dp_collective gradient_reduce <- 12",         // 13
+      "pp_send gradient_reduce -1 tag8 <- 12 13",    // 14
+      "pp_recv gradient_reduce -1 tag9 <- 12 13",    // 15
+      "compute optimizer <- 12 13 14 15",            // 16
   };
   const std::vector<std::string> stage1 = {
-      "pp_recv pipeline_forward mb0 -1 tag4 <-",     // 0
-      "compute data_loading mb0 <- 0",               // 1: labels for the loss
-      "compute forward mb0 <- 0",                    // 2
-      "compute backward mb0 <-",                     // 3: the last stage sends no activations
-      "pp_send pipeline_backward mb0 -1 tag1 <- 3",  // 4
-      "pp_recv pipeline_forward mb1 -1 tag6 <- 3",   // 5
-      "compute data_loading mb1 <- 4 5",             // 6
-      "compute forward mb1 <- 4 5",                  // 7
-      "compute backward mb1 <-",                     // 8
-      "pp_send pipeline_backward mb1 -1 tag3 <- 8",  // 9
-      "dp_collective gradient_reduce <- 8 9",        // 10
-      "pp_send gradient_reduce +1 tag9 <- 8 9 10",   // 11
-      "pp_recv gradient_reduce +1 tag8 <- 8 9 10",   // 12
-      "compute optimizer <- 8 9 10 11 12",           // 13
+      "pp_recv pipeline_forward mb0 -1 tag4 <-",      // 0
+      "compute host_sync mb0 <- 0",                   // 1
+      "compute data_loading mb0 <- 1",                // 2: labels for the loss
+      "compute forward mb0 <- 1",                     // 3
+      "compute backward mb0 <-",                      // 4: the last stage sends no activations
+      "pp_send pipeline_backward mb0 -1 tag1 <- 4",   // 5
+      "pp_recv pipeline_forward mb1 -1 tag6 <- 4",    // 6
+      "compute host_sync mb1 <- 4 5 6",               // 7
+      "compute data_loading mb1 <- 7",                // 8
+      "compute forward mb1 <- 7",                     // 9
+      "compute backward mb1 <-",                      // 10
+      "pp_send pipeline_backward mb1 -1 tag3 <- 10",  // 11
+      "dp_collective gradient_reduce <- 10 11",       // 12
+      "pp_send gradient_reduce +1 tag9 <- 10 11 12",  // 13
+      "pp_recv gradient_reduce +1 tag8 <- 10 11 12",  // 14
+      "compute optimizer <- 10 11 12 13 14",          // 15
   };
   ASSERT_EQ(w.stages.size(), 2u);
   EXPECT_EQ(lines(w.stages[0]), stage0);
