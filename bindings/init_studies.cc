@@ -60,6 +60,14 @@ std::string explain_json(const scenarios::Scenario& a, const scenarios::Scenario
   return scenarios::to_json(scenarios::run_explain_study(copy_a, copy_b));
 }
 
+std::string calibrate_measured_json(const std::string& csv, const scenarios::Scenario& base,
+                                    const std::vector<std::string>& fit, const std::string& predict_csv,
+                                    bool leave_one_out) {
+  scenarios::MeasuredCalibrationRequest request{csv, base, fit, predict_csv, leave_one_out, 0};
+  py::gil_scoped_release release;
+  return scenarios::to_json(scenarios::run_measured_calibration(request));
+}
+
 }  // namespace
 
 void init_studies(py::module_& m) {
@@ -71,6 +79,8 @@ void init_studies(py::module_& m) {
         py::arg("intervals_s"));
   m.def("_whatif_json", &whatif_json, py::arg("trace_path"), py::arg("slowest"));
   m.def("_explain_json", &explain_json, py::arg("a"), py::arg("b"));
+  m.def("_calibrate_measured_json", &calibrate_measured_json, py::arg("csv"), py::arg("scenario"), py::arg("fit"),
+        py::arg("predict"), py::arg("leave_one_out"));
 }
 
 }  // namespace megasim::bindings

@@ -1,5 +1,6 @@
 // `megasim calibrate --backend cuda|cpu [SCENARIO] [--gpu NAME] [--gpus N] [--nccl-max-bytes SIZE]
-// [--out FILE] [--json]`: measures the cost model's inputs on this machine's GPU
+// [--out FILE] [--json]`, or `megasim calibrate --measured FILE.csv [SCENARIO] ...` (fits the cost
+// model to measured runs instead, cli/calibrate_measured.h): measures the cost model's inputs on this machine's GPU
 // (scenarios/calibrate_study.h; with --gpus N or under a launcher, also the links between the job's
 // GPUs over NCCL, cli/cuda_calibrate.h) or CPU cores (scenarios/cpu_calibration.h, as many MPI ranks
 // as the plan has) and writes a calibration file.
@@ -8,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/calibrate_measured.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
 #include "cli/numeric_options.h"
@@ -39,6 +41,7 @@ struct CalibrateOptions {
   std::optional<int> repetitions;  // default: 20 on a GPU, 5 on the CPU (its kernels are slower)
   std::optional<int> gpus;         // cuda: GPU processes of the job (default 1, or the launcher's)
   std::string nccl_max_bytes = "1GiB";
+  MeasuredCalibrateOptions measured;
 };
 
 // Measured on every rank of the plan's job at once; rank 0 prints and writes.
@@ -95,7 +98,8 @@ Action register_calibrate(CLI::App& app) {
   auto o = std::make_shared<CalibrateOptions>();
   CLI::App* cmd = app.add_subcommand("calibrate",
                                      "measure GEMM efficiency, memory bandwidth and the links between ranks (NCCL "
-                                     "with --gpus N, MPI on the CPU) and write a calibration file");
+                                     "with --gpus N, MPI on the CPU), or fit them to measured runs (--measured), "
+                                     "and write a calibration file");
   add_scenario_options(*cmd, o->scenario);
   cmd->add_option("--backend", o->backend, "the real backend that measures: cuda (default) or cpu");
   cmd->add_option("--gpu", o->gpu, "the GPU's name in gpus.csv (default: from the device's name)");
@@ -109,8 +113,18 @@ Action register_calibrate(CLI::App& app) {
   cmd->add_option("--nccl-max-bytes", o->nccl_max_bytes,
                   "cuda: the largest collective size measured over NCCL (default 1GiB; from 8KiB by x4)");
   cmd->add_flag("--json", o->json, "print one JSON object");
+  add_measured_calibrate_options(*cmd, o->measured);
   return [cmd, o] {
     if (!cmd->parsed()) return;
+    if (measured_calibration_asked(*cmd)) {
+      const std::string measured = "with --measured (it fits measured runs on the simulator, no backend measures)";
+      for (const char* option : {"--backend", "--gpu", "--repetitions", "--gpus", "--nccl-max-bytes"}) {
+        refuse_inert(*cmd, option, false, measured);
+      }
+      run_measured_calibration_command(o->measured, o->scenario, o->out_file, o->json);
+      return;
+    }
+    refuse_measured_only_options(*cmd);
     const std::string cpu = "with --backend cpu (it is for the GPU and NCCL measurements of --backend cuda)";
     refuse_inert(*cmd, "--gpu", o->backend != "cpu", cpu);
     refuse_inert(*cmd, "--nccl-max-bytes", o->backend != "cpu", cpu);

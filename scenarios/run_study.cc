@@ -36,6 +36,11 @@ struct IterationSetup {
 std::unique_ptr<IterationSetup> prepare(const Scenario& s, const RunOptions& options) {
   validate(s);
   DeviceModel device = device_model(s);
+  if (options.adjust_device) {
+    options.adjust_device(device);
+    models::validate(device.compute);
+    backend::validate(device.fabric);
+  }
   const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
   const models::MemoryEstimate memory = models::estimate_memory(s.model, plan);
   models::require_fits(memory, device.gpu);
@@ -93,8 +98,15 @@ RunResult run_iteration_study(const Scenario& s, RunOptions options) {
 
 ScreenResult screen_iteration_study(const Scenario& s, std::shared_ptr<const topo::Topology> topology) {
   RunOptions options;
-  options.straggler_whatifs = false;
   options.topology = std::move(topology);
+  return screen_iteration_study(s, options);
+}
+
+ScreenResult screen_iteration_study(const Scenario& s, const RunOptions& given) {
+  RunOptions options;
+  options.straggler_whatifs = false;
+  options.topology = given.topology;
+  options.adjust_device = given.adjust_device;
   const std::unique_ptr<IterationSetup> setup = prepare(s, options);
   backend::IterationInputs& inputs = setup->inputs;
   ScreenResult result;

@@ -3,6 +3,7 @@
 // build the workload, execute it on the fabric, and summarise the trace.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "topology/topology.h"
 
 namespace megasim::scenarios {
+
+struct DeviceModel;  // device.h
 
 struct RunResult {
   models::Workload workload;
@@ -37,6 +40,11 @@ struct RunOptions {
   // simulations on one cluster): its parameters must equal effective_cluster(scenario) (asserted).
   // Null: built here.
   std::shared_ptr<const topo::Topology> topology;
+  // Called on the device model after the scenario's calibration file was applied and before the
+  // simulation (`megasim calibrate --measured` tries parameter values this way without writing
+  // files); empty: the device model as the scenario gives it. The result must still pass
+  // models::validate and backend::validate (checked).
+  std::function<void(DeviceModel&)> adjust_device;
 };
 
 // Throws sim::ConfigError for an invalid scenario, an impossible plan, or a plan whose peak memory
@@ -55,5 +63,7 @@ struct ScreenResult {
   bool one_replica = false;
 };
 ScreenResult screen_iteration_study(const Scenario& scenario, std::shared_ptr<const topo::Topology> topology = nullptr);
+// The same with RunOptions' topology and adjust_device (its other fields are ignored).
+ScreenResult screen_iteration_study(const Scenario& scenario, const RunOptions& options);
 
 }  // namespace megasim::scenarios

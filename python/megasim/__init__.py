@@ -88,6 +88,29 @@ def explain(a, b):
     return json.loads(_megasim._explain_json(_scenario(a), _scenario(b)))
 
 
+def calibrate_measured(csv, scenario=None, fit=None, predict=None, leave_one_out=True):
+    """Fits cost-model parameters to measured runs (as `megasim calibrate --measured CSV [SCENARIO]
+    --json`; the CSV format and the parameters: docs/calibration.md). `scenario`: the scenario of
+    rows without a scenario column (a megasim.Scenario, a path, or None for the defaults); `fit`: a
+    list of parameter names (None: the default set); `predict`: a CSV of more runs predicted with the
+    fit and not fitted. Returns the report as a dict: parameters (prior, fitted, status), rows
+    (measured, before, after, errors, leave_one_out), the mean absolute errors. Bad input raises
+    ValueError with the command line's message."""
+    if scenario is not None and not isinstance(scenario, _megasim.Scenario):
+        scenario = load(scenario)
+    if fit is None:
+        fit = []
+    elif isinstance(fit, str):
+        fit = fit.split(",")
+    elif not hasattr(fit, "__iter__"):
+        raise _inputs._refuse("--fit", fit, "a list of parameter names")
+    fit = [_inputs.text("--fit", f) for f in fit]
+    predict_csv = "" if predict is None else _inputs.input_file("--predict", predict, "a readable CSV file")
+    return json.loads(_megasim._calibrate_measured_json(_inputs.input_file("--measured", csv, "a readable CSV file"),
+                                                        _scenario(scenario), fit, predict_csv,
+                                                        bool(leave_one_out)))
+
+
 def plan(scenario=None):
     """Resolves and checks the scenario's parallel plan; returns `megasim plan --json` as a dict."""
     return json.loads(_megasim._plan_json(_scenario(scenario)))
