@@ -2,6 +2,7 @@
 // calibration, fitted from the defaults; the written file, loaded by `megasim run`, predicts them.
 // The refusals of bad input are in hostile/measured_calibration_cases.cc.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -46,7 +47,11 @@ class CalibrateMeasured : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  const fs::path dir_ = fs::temp_directory_path() / "megasim_cli_calibrate_measured";
+  // One folder per test and process: ctest runs the tests of this file concurrently.
+  const fs::path dir_ =
+      fs::temp_directory_path() /
+      ("megasim_cli_calibrate_measured_" +
+       std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" + std::to_string(::getpid()));
 };
 
 TEST_F(CalibrateMeasured, WritesAFileThatPredictsTheRows) {
