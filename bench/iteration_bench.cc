@@ -20,6 +20,8 @@ megasim::scenarios::Scenario scenario_at(std::int64_t gpus) {
   megasim::scenarios::Scenario s = megasim::scenarios::load_scenario_file(std::string(MEGASIM_SOURCE_DIR) +
                                                                           "/scenarios/megascale/175b_megascale.toml");
   s.cluster.gpus = gpus;
+  // One simulation of the ideal cluster: the production profile's straggler what-ifs are three more.
+  s.stragglers.enabled = false;
   // The paper's two strong-scaling batches; beyond its largest run (12,288 GPUs) the batch keeps 8
   // micro-batches per replica (Megatron's interleaved schedule needs a multiple of PP).
   s.plan.global_batch_size = gpus <= 1024 ? 768 : gpus <= 12288 ? 6144 : gpus / 8;

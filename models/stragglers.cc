@@ -24,6 +24,7 @@ bool finite_at_least(double x, double lowest) {
 }  // namespace
 
 bool StragglerParams::active() const {
+  if (!enabled) return false;
   return slow_host_fraction > 0 || !slow_hosts.empty() || !slow_gpus.empty() || !slow_nics.empty() ||
          !slow_links.empty() || jitter_cv > 0 || (gc_period_s > 0 && gc_pause_s > 0) || seq_length_cv > 0 ||
          (drifts() && uptime_h > 0);

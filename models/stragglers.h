@@ -29,6 +29,9 @@
 //    drift_per_hour and coefficient of variation drift_cv; at uptime u hours its multiplier is
 //    (1 + rate·u) times its other slowdowns. An iteration is simulated at uptime_h; campaigns
 //    (scenarios/campaign_study.h) follow the uptime since each restart themselves.
+//  - enabled = false switches every source above off at once, keeping their values: the shipped
+//    MegaScale scenarios describe a production cluster (its slow hosts), and
+//    `--set stragglers.enabled=false` is the same run on an ideal one.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +42,7 @@
 namespace megasim::models {
 
 struct StragglerParams {
+  bool enabled = true;  // false: none of the sources below applies
   double slow_host_fraction = 0;
   double slow_host_factor = 1.1;
   double slow_host_factor_stddev = 0;
@@ -61,7 +65,7 @@ struct StragglerParams {
   // Whether any straggler source is on (the report then adds its straggler section).
   [[nodiscard]] bool active() const;
   // Whether servers drift (at some uptime; active() says whether they have at uptime_h).
-  [[nodiscard]] bool drifts() const { return drift_per_hour > 0 && drift_host_fraction > 0; }
+  [[nodiscard]] bool drifts() const { return enabled && drift_per_hour > 0 && drift_host_fraction > 0; }
 };
 
 // Throws sim::ConfigError naming the key ("stragglers.jitter_cv") and what is valid for a

@@ -11,6 +11,9 @@ void add_straggler_keys(std::vector<KeySpec>& t) {
   using namespace ranges;  // the bounds (key_ranges.h) read as data in the table
   using models::StragglerParams;
   constexpr auto s = &Scenario::stragglers;
+  t.push_back(field("stragglers", "enabled", "",
+                    "false: no straggler source applies (the ideal cluster), whatever the keys below say", s,
+                    &StragglerParams::enabled));
   t.push_back(field("stragglers", "slow_host_fraction", "",
                     "fraction of servers that are slow (MegaScale: about 0.005)", s,
                     &StragglerParams::slow_host_fraction, between(0, 1)));

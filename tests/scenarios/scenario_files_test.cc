@@ -81,5 +81,17 @@ TEST(ScenarioFiles, MegatronBaselineRunsFlashAttention1BetweenUnfusedAndFa2) {
   EXPECT_LT(run_iteration_study(fa2, options).report.iteration_time_s, fa1);
 }
 
+// The shipped MegaScale throughput scenarios describe the production cluster: MegaScale's slow
+// hosts (NSDI'24 §5: about 0.5% of the machines, about 10% slower), on unless switched off.
+TEST(ScenarioFiles, MegaScaleScenariosCarryTheProductionProfile) {
+  for (const char* name : {"175b_megatron", "175b_megascale", "530b_megatron", "530b_megascale"}) {
+    const Scenario s = load_scenario_file(std::string(MEGASIM_SOURCE_DIR) + "/scenarios/megascale/" + name + ".toml");
+    EXPECT_TRUE(s.stragglers.enabled) << name;
+    EXPECT_DOUBLE_EQ(s.stragglers.slow_host_fraction, 0.005) << name;
+    EXPECT_DOUBLE_EQ(s.stragglers.slow_host_factor, 1.1) << name;
+    EXPECT_TRUE(s.stragglers.active()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace megasim::scenarios

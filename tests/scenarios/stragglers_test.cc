@@ -33,6 +33,24 @@ TEST(Stragglers, NoneLeaveTheIterationAsItWas) {
   EXPECT_DOUBLE_EQ(whatif(*same.report.stragglers, "no_stragglers").iteration_time_s, plain.report.iteration_time_s);
 }
 
+// stragglers.enabled = false is the ideal cluster: every source switched off at once (a slow host,
+// jitter, pauses, drift at an uptime), the iteration exactly the nominal one, no straggler section.
+TEST(Stragglers, DisabledSwitchesEverySourceOff) {
+  Scenario s = dp_scenario();
+  const RunResult nominal = run_iteration_study(s);
+  apply_overrides(s, {"stragglers.slow_hosts=2:1.5", "stragglers.jitter_cv=0.1", "stragglers.gc_period_s=0.01",
+                      "stragglers.gc_pause_s=0.001", "stragglers.drift_per_hour=0.01", "stragglers.uptime_h=10"});
+  EXPECT_TRUE(s.stragglers.active());
+  const RunResult production = run_iteration_study(s);
+  EXPECT_GT(production.report.iteration_time_s, nominal.report.iteration_time_s);
+  apply_override(s, "stragglers.enabled=false");
+  EXPECT_FALSE(s.stragglers.active());
+  EXPECT_FALSE(s.stragglers.drifts());
+  const RunResult ideal = run_iteration_study(s);
+  EXPECT_FALSE(ideal.report.stragglers.has_value());
+  EXPECT_EQ(ideal.trace.iteration_time, nominal.trace.iteration_time);
+}
+
 // A host 10% slower stretches its unit's compute by 10%; as that unit is then the last to reach the
 // reduction and the rest of the iteration is the same for all, the iteration grows by 10% of the
 // unit's nominal compute: the critical unit's compute (1.1 x nominal) x 0.1 / 1.1. Replacing the
