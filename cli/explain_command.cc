@@ -1,5 +1,6 @@
 // `megasim explain [A.toml [B.toml]] [--set K=V ...] [--a K=V ...] [--b K=V ...] [--seed N] [--json]`:
-// the MFU difference between two simulated runs as a waterfall over the breakdown's mechanisms
+// the MFU difference between two simulated runs as a waterfall over the breakdown's mechanisms and the
+// production cluster's (stragglers, ECMP collisions, host overheads)
 // (scenarios/explain_study.h). B is A's file when not given; --set applies to both, --a and --b to
 // one, so `megasim explain S.toml --a cluster.gpus=256 --b cluster.gpus=12288` explains what the
 // same plan loses on the larger cluster.
@@ -41,7 +42,7 @@ scenarios::Scenario explain_side(const ExplainOptions& o, const std::string& fil
 Action register_explain(CLI::App& app) {
   auto o = std::make_shared<ExplainOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "explain", "why two runs differ in MFU: a waterfall over compute, exposed TP/PP/DP, bubble and waiting");
+      "explain", "why two runs differ in MFU: a waterfall over compute, exposed TP/PP/DP, bubble, waiting, stragglers, collisions and host overheads");
   cmd->add_option("a", o->file_a, "scenario A (default: the built-in MegaScale defaults)");
   cmd->add_option("b", o->file_b, "scenario B (default: A's)");
   cmd->add_option("--set", o->both, "override a key of both runs: section.key=value (repeatable)");
