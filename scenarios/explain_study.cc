@@ -53,8 +53,8 @@ const std::array<Counterfactual, 3>& counterfactuals() {
       {"stragglers", [](const Scenario& s, const DeviceModel&) { return s.stragglers.active(); },
        [](Scenario& s) { s.stragglers.enabled = false; }, {}},
       {"collisions",
-       [](const Scenario& s, const DeviceModel&) { return s.fabric.routing != backend::Routing::kSpray; },
-       [](Scenario& s) { s.fabric.routing = backend::Routing::kSpray; }, {}},
+       [](const Scenario& s, const DeviceModel&) { return s.fabric.routing == backend::Routing::kEcmp; },
+       [](Scenario& s) { s.fabric.routing = backend::Routing::kAdaptive; }, {}},
       {"host_overheads",
        [](const Scenario&, const DeviceModel& d) {
          return d.compute.launch_overhead_ns > 0 || d.compute.host_sync_gap_ns > 0 || d.compute.get_batch_host_ns > 0;

@@ -3,15 +3,17 @@
 // exposed TP, exposed PP, exposed DP, pipeline bubble, waiting for other ranks; then over what the
 // production cluster adds to an ideal one, each measured by simulating the run without it:
 //  - stragglers: the run with stragglers.enabled = false (slow hosts, jitter, pauses, drift);
-//  - collisions: the run with fabric.routing = spray (every flow spread over all equal-cost paths,
-//    so no two flows collide by hashing onto one link);
+//  - collisions: what ECMP hashing costs, against the run with fabric.routing = adaptive (each flow
+//    on the least-loaded of its equal-cost paths when it starts, so flows no longer collide by
+//    hashing onto one link while others idle). Spray would remove every collision but takes
+//    minutes to simulate at thousands of GPUs; adaptive takes 2-3x the ECMP run. Only ECMP runs;
 //  - host_overheads: the run with the calibration's launch_overhead, host_sync_gap and
 //    get_batch_host at zero;
 //  - interaction: what the three together cost beyond the sum of each alone (either sign).
 // A run's iteration time is then T = sum_k c_k(ideal) + sum_m (T - T_without_m) + interaction:
 // the breakdown categories are those of the ideal run (every mechanism off), and each of the five
 // terms above is a time of the full run. A mechanism that does not apply to a run (no stragglers,
-// spray routing already, no host gaps) adds nothing and is not simulated.
+// routing other than ECMP, no host gaps) adds nothing and is not simulated.
 //
 // The split. A run's MFU is f / (T * peak) for model FLOPs f per GPU and iteration time T, and the
 // mean breakdown's categories c_k sum to T, so 1 / MFU = sum_k u_k with u_k = (c_k / T) / MFU: each

@@ -6,7 +6,8 @@ off (the ideal cluster). Each row is the median over --samples draws (`megasim r
 hosts and ECMP hash seeds drawn per sample), and its change against the shipped row in MFU points.
 Mechanisms:
   slow hosts         [stragglers] of the scenario (MegaScale's 0.5% of servers 10% slower)
-  ECMP collisions    fabric.routing = spray instead of ecmp (every flow spread over all paths)
+  ECMP collisions    fabric.routing = adaptive instead of ecmp (each flow on its least-loaded path;
+                     spray would be exact but takes minutes to simulate at thousands of GPUs)
   host overheads     launch_overhead_us, host_sync_gap_us, get_batch_host_us = 0 in the calibration
 The breakdown of the shipped run (bubble, exposed TP/PP/DP, waiting for other ranks) follows.
 Usage: python3 scripts/production_effects.py [--binary path/to/megasim] [--samples N] [--system megascale|megatron]"""
@@ -58,7 +59,7 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         calibration = zero_overhead_calibration(folder)
         off = {"slow hosts": ["stragglers.enabled=false"],
-               "ECMP collisions": ["fabric.routing=spray"],
+               "ECMP collisions": ["fabric.routing=adaptive"],
                "host overheads": [f"calibration.file={calibration}"]}
         off["all (ideal cluster)"] = [o for overrides in off.values() for o in overrides]
         for gpus, batch in SIZES:

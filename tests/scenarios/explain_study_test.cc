@@ -89,7 +89,7 @@ double iteration_s(const Scenario& s) {
 }
 
 // The production mechanisms are counterfactuals: a run's stragglers cost what the same run loses
-// against itself with stragglers.enabled = false, its collisions what it loses against spray
+// against itself with stragglers.enabled = false, its collisions what it loses against adaptive
 // routing; the ideal breakdown and the added times sum to the iteration; and B differing from A by
 // a slow host only has the same ideal run, so the breakdown steps are nothing and the difference
 // is in the production terms.
@@ -103,9 +103,9 @@ TEST(ExplainStudy, ProductionMechanismsAreWhatTheRunLosesWithoutThem) {
   EXPECT_DOUBLE_EQ(added(r.b, "stragglers"), r.b.iteration_time_s - iteration_s(b_without));
   EXPECT_GT(added(r.b, "stragglers"), 0);
   EXPECT_EQ(added(r.a, "stragglers"), 0);  // A has none: not simulated
-  Scenario a_spray = a;
-  a_spray.fabric.routing = backend::Routing::kSpray;
-  EXPECT_DOUBLE_EQ(added(r.a, "collisions"), r.a.iteration_time_s - iteration_s(a_spray));
+  Scenario a_adaptive = a;
+  a_adaptive.fabric.routing = backend::Routing::kAdaptive;
+  EXPECT_DOUBLE_EQ(added(r.a, "collisions"), r.a.iteration_time_s - iteration_s(a_adaptive));
   for (const ExplainRun* run : {&r.a, &r.b}) {
     double seconds = run->ideal->total_s;
     for (const MechanismCost& c : run->added) seconds += c.seconds;
@@ -120,7 +120,7 @@ TEST(ExplainStudy, ProductionMechanismsAreWhatTheRunLosesWithoutThem) {
   EXPECT_NE(to_json(r).find("\"added_s\""), std::string::npos);
 }
 
-// A mechanism the run does not have adds nothing: spray routing has no collisions to remove, and
+// A mechanism the run does not have adds nothing: spray routing has no hash collisions to remove, and
 // without stragglers or host gaps the ideal run is the run itself.
 TEST(ExplainStudy, AbsentMechanismsAddNothing) {
   const Scenario s = small("fabric.routing=spray");
