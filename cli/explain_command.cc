@@ -41,8 +41,9 @@ scenarios::Scenario explain_side(const ExplainOptions& o, const std::string& fil
 
 Action register_explain(CLI::App& app) {
   auto o = std::make_shared<ExplainOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "explain", "why two runs differ in MFU: a waterfall over compute, exposed TP/PP/DP, bubble, waiting, stragglers, collisions and host overheads");
+  CLI::App* cmd = app.add_subcommand("explain",
+                                     "why two runs differ in MFU: a waterfall over compute, exposed TP/PP/DP, bubble, "
+                                     "waiting, stragglers, collisions and host overheads");
   cmd->add_option("a", o->file_a, "scenario A (default: the built-in MegaScale defaults)");
   cmd->add_option("b", o->file_b, "scenario B (default: A's)");
   cmd->add_option("--set", o->both, "override a key of both runs: section.key=value (repeatable)");

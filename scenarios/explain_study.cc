@@ -50,11 +50,14 @@ struct Counterfactual {
 
 const std::array<Counterfactual, 3>& counterfactuals() {
   static const std::array<Counterfactual, 3> kAll{{
-      {"stragglers", [](const Scenario& s, const DeviceModel&) { return s.stragglers.active(); },
-       [](Scenario& s) { s.stragglers.enabled = false; }, {}},
+      {"stragglers",
+       [](const Scenario& s, const DeviceModel&) { return s.stragglers.active(); },
+       [](Scenario& s) { s.stragglers.enabled = false; },
+       {}},
       {"collisions",
        [](const Scenario& s, const DeviceModel&) { return s.fabric.routing == backend::Routing::kEcmp; },
-       [](Scenario& s) { s.fabric.routing = backend::Routing::kAdaptive; }, {}},
+       [](Scenario& s) { s.fabric.routing = backend::Routing::kAdaptive; },
+       {}},
       {"host_overheads",
        [](const Scenario&, const DeviceModel& d) {
          return d.compute.launch_overhead_ns > 0 || d.compute.host_sync_gap_ns > 0 || d.compute.get_batch_host_ns > 0;

@@ -57,7 +57,7 @@ struct ExplainStep {
   // "compute", "tp_exposed", "pp_exposed", "dp_exposed", "bubble", "waiting", then the added
   // mechanisms of the runs in their order
   std::string mechanism;
-  double a_share = 0;     // c_k / T in run A
+  double a_share = 0;  // c_k / T in run A
   double b_share = 0;
   double mfu_change = 0;  // this step of the waterfall (MFU as a fraction, not points)
 };
