@@ -47,7 +47,8 @@ def test_explain_is_the_cli_explain_and_its_steps_sum_to_the_difference():
     report = megasim.explain(a, b)
     assert report == cli_json("explain", SMALL, "--b", "plan.global_batch_size=256")
     assert [s["mechanism"] for s in report["steps"]] == ["compute", "tp_exposed", "pp_exposed", "dp_exposed",
-                                                         "bubble", "waiting"]
+                                                         "bubble", "waiting", "stragglers", "collisions",
+                                                         "host_overheads", "interaction"]
     assert math.isclose(sum(s["mfu_change"] for s in report["steps"]), report["b"]["mfu"] - report["a"]["mfu"],
                         abs_tol=1e-12)
 
