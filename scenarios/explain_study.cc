@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
@@ -97,15 +96,13 @@ ExplainRun explained_run(const Scenario& scenario) {
   ExplainRun run = explain_run_of(scenario, full.report);
   const DeviceModel device = device_model(scenario);
   std::vector<const Counterfactual*> applicable;
-  for (const Counterfactual& c : counterfactuals()) {
-    if (c.applies(scenario, device)) applicable.push_back(&c);
-  }
   double alone_sum = 0;
   RankBreakdown last_alone = full.report.mean;
   double last_alone_s = full.report.iteration_time_s;
   for (const Counterfactual& c : counterfactuals()) {
     double seconds = 0;
-    if (std::find(applicable.begin(), applicable.end(), &c) != applicable.end()) {
+    if (c.applies(scenario, device)) {
+      applicable.push_back(&c);
       const RunResult without = run_without(scenario, {&c});
       seconds = run.iteration_time_s - without.report.iteration_time_s;
       last_alone = without.report.mean;

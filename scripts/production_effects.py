@@ -12,11 +12,12 @@ Mechanisms:
 The breakdown of the shipped run (bubble, exposed TP/PP/DP, waiting for other ranks) follows.
 Usage: python3 scripts/production_effects.py [--binary path/to/megasim] [--samples N] [--system megascale|megatron]"""
 import argparse
-import json
 import pathlib
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import predict_megascale  # noqa: E402  (its `run`: one `megasim run --json` of a MegaScale scenario)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SIZES = ((256, 768), (12288, 6144))
@@ -34,19 +35,10 @@ def zero_overhead_calibration(folder):
     return path
 
 
-def run(binary, scenario, gpus, batch, samples, overrides):
-    args = [binary, "run", str(scenario), "--json", "--set", f"cluster.gpus={gpus}",
-            "--set", f"plan.global_batch_size={batch}"]
-    if samples > 1:
-        args += ["--samples", str(samples)]
-    for o in overrides:
-        args += ["--set", o]
-    out = subprocess.run(args, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"{' '.join(args)}: {out.stderr.strip()}")
-    report = json.loads(out.stdout)
-    mfu = report["samples"]["mfu"]["median"] if "samples" in report else report["mfu"]
-    return mfu, report
+def shipped_mfu(binary, system, gpus, batch, samples, overrides):
+    """The run's MFU (the median over its samples) and its report."""
+    report = predict_megascale.run(binary, "175b", system, gpus, batch, samples, overrides)
+    return (report["samples"]["mfu"]["median"] if "samples" in report else report["mfu"]), report
 
 
 def main():
@@ -55,7 +47,6 @@ def main():
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--system", choices=("megascale", "megatron"), default="megascale")
     args = parser.parse_args()
-    scenario = ROOT / f"scenarios/megascale/175b_{args.system}.toml"
     with tempfile.TemporaryDirectory() as folder:
         calibration = zero_overhead_calibration(folder)
         off = {"slow hosts": ["stragglers.enabled=false"],
@@ -63,11 +54,11 @@ def main():
                "host overheads": [f"calibration.file={calibration}"]}
         off["all (ideal cluster)"] = [o for overrides in off.values() for o in overrides]
         for gpus, batch in SIZES:
-            shipped, report = run(args.binary, scenario, gpus, batch, args.samples, [])
+            shipped, report = shipped_mfu(args.binary, args.system, gpus, batch, args.samples, [])
             print(f"175B {args.system}, {gpus} GPUs, batch {batch}: shipped MFU {100 * shipped:.2f}% "
                   f"(median of {args.samples})")
             for name, overrides in off.items():
-                mfu, _ = run(args.binary, scenario, gpus, batch, args.samples, overrides)
+                mfu, _ = shipped_mfu(args.binary, args.system, gpus, batch, args.samples, overrides)
                 print(f"  {name:22} costs {100 * (mfu - shipped):5.2f} MFU points (MFU without it {100 * mfu:.2f}%)")
             mean = report["breakdown"]["mean"]
             shares = ", ".join(f"{k.removesuffix('_s')} {100 * v / mean['total_s']:.1f}%" for k, v in mean.items()
