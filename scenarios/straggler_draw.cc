@@ -1,5 +1,7 @@
 #include "scenarios/straggler_draw.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -169,8 +171,18 @@ StragglerDraw draw_stragglers(const models::StragglerParams& p, const models::Wo
   if (p.gc_period_s > 0 && p.gc_pause_s > 0) {
     draw.gc_period = sim::from_seconds(p.gc_period_s);
     draw.gc_pause = sim::from_seconds(p.gc_pause_s);
-    draw.gc_phase.assign(static_cast<std::size_t>(units), 0);
-    if (!p.gc_synchronized) {
+    if (p.gc_synchronized) {
+      draw.gc_phase.assign(static_cast<std::size_t>(units), 0);  // one phase per unit: all at once
+    } else {
+      // Each rank's process collects on its own phase, and its TP group waits for each of them.
+      if (static_cast<double>(layout.tensor) * p.gc_pause_s >= p.gc_period_s) {
+        throw sim::ConfigError(
+            "stragglers.gc_pause_s", fmt::format("{}", p.gc_pause_s),
+            fmt::format("less than gc_period_s / TP = {} s: unplanned, each of a TP group's {} ranks pauses on its "
+                        "own phase and the group waits for each, so longer pauses could leave it no time to compute",
+                        p.gc_period_s / static_cast<double>(layout.tensor), layout.tensor));
+      }
+      draw.gc_phase.assign(static_cast<std::size_t>(units * layout.tensor), 0);
       sim::Rng phases = rng.stream("stragglers.gc");
       for (sim::SimTime& phase : draw.gc_phase) {
         phase = static_cast<sim::SimTime>(phases.uniform_int(static_cast<std::uint64_t>(draw.gc_period)));

@@ -1,6 +1,6 @@
 // The draw of a scenario's stragglers (models/stragglers.h) for one iteration simulation: which
 // GPUs are slow and by how much, each task's compute multiple on each (stage, replica) unit, and
-// each unit's pause phase, from the named random streams "stragglers.hosts", "stragglers.drift",
+// each rank's pause phase, from the named random streams "stragglers.hosts", "stragglers.drift",
 // "stragglers.jitter", "stragglers.seq_length" and "stragglers.gc" of the scenario's seed.
 #pragma once
 
@@ -24,7 +24,7 @@ struct StragglerDraw {
   std::vector<std::vector<float>> task_scale;      // per unit (replica + dp * stage), per task; empty: none
   sim::SimTime gc_period = 0;
   sim::SimTime gc_pause = 0;
-  std::vector<sim::SimTime> gc_phase;                           // per unit
+  std::vector<sim::SimTime> gc_phase;  // per unit (synchronized) or per rank (IterationInputs::gc_phase)
   std::vector<std::pair<topo::LinkId, double>> degraded_links;  // speed factors in (0, 1]
 };
 

@@ -5,7 +5,10 @@ production profile), then the same with one mechanism switched off at a time, th
 off (the ideal cluster). Each row is the median over --samples draws (`megasim run --samples`: slow
 hosts and ECMP hash seeds drawn per sample), and its change against the shipped row in MFU points.
 Mechanisms:
-  slow hosts         [stragglers] of the scenario (MegaScale's 0.5% of servers 10% slower)
+  slow hosts         [stragglers] slow_host_fraction of the scenario (MegaScale's 0.5% of servers
+                     10% slower)
+  GC pauses          [stragglers] gc_period_s and gc_pause_s (the Megatron-LM baseline's unplanned
+                     garbage collection; MegaScale's scenarios have none)
   ECMP collisions    fabric.routing = adaptive instead of ecmp (each flow on its least-loaded path;
                      spray would be exact but takes minutes to simulate at thousands of GPUs)
   host overheads     launch_overhead_us, host_sync_gap_us, get_batch_host_us = 0 in the calibration
@@ -49,10 +52,11 @@ def main():
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         calibration = zero_overhead_calibration(folder)
-        off = {"slow hosts": ["stragglers.enabled=false"],
+        off = {"slow hosts": ["stragglers.slow_host_fraction=0"],
+               "GC pauses": ["stragglers.gc_pause_s=0", "stragglers.gc_period_s=0"],
                "ECMP collisions": ["fabric.routing=adaptive"],
                "host overheads": [f"calibration.file={calibration}"]}
-        off["all (ideal cluster)"] = [o for overrides in off.values() for o in overrides]
+        off["all (ideal cluster)"] = ["stragglers.enabled=false"] + off["ECMP collisions"] + off["host overheads"]
         for gpus, batch in SIZES:
             shipped, report = shipped_mfu(args.binary, args.system, gpus, batch, args.samples, [])
             print(f"175B {args.system}, {gpus} GPUs, batch {batch}: shipped MFU {100 * shipped:.2f}% "

@@ -69,20 +69,4 @@ TaskTimes task_times(const models::StageProgram& program, const std::vector<Kern
   return out;
 }
 
-sim::SimTime pause_delay(sim::SimTime start, sim::SimTime duration, sim::SimTime phase, sim::SimTime period,
-                         sim::SimTime pause) {
-  if (period <= 0 || pause <= 0) return 0;
-  // The first pause that can touch [start, ...): the latest one beginning at or before start, whose
-  // end may lie after it, or the first one after it.
-  std::int64_t k = start > phase ? (start - phase) / period : 0;
-  sim::SimTime extra = 0;
-  for (;; ++k) {
-    const sim::SimTime at = phase + k * period;
-    if (at >= start + duration + extra) return extra;
-    if (at + pause <= start) continue;  // over before the task started
-    // A pause that began before the task delays its start by its rest; one during it, by all of it.
-    extra += at < start ? at + pause - start : pause;
-  }
-}
-
 }  // namespace megasim::backend::detail

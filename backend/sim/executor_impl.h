@@ -16,6 +16,7 @@
 #include "backend/sim/collective_runner.h"
 #include "backend/sim/fabric.h"
 #include "backend/sim/iteration_executor.h"
+#include "backend/sim/pause_schedule.h"
 #include "backend/sim/tp_collective_time.h"
 #include "sim/simulator.h"
 
@@ -117,10 +118,6 @@ std::vector<KernelCost> kernel_costs(const IterationInputs& in);
 TaskTimes task_times(const models::StageProgram& program, const std::vector<KernelCost>& costs,
                      const std::vector<TpTime>& tp, double slowdown, const std::vector<float>* scale,
                      const models::ComputeCalibration& calibration);
-// The extra time a compute task starting at `start` and lasting `duration` spends in the pauses of
-// a unit whose pauses of `pause` begin at phase + k * period (k >= 0); 0 when period is 0.
-sim::SimTime pause_delay(sim::SimTime start, sim::SimTime duration, sim::SimTime phase, sim::SimTime period,
-                         sim::SimTime pause);
 
 class Executor {
  public:
@@ -135,6 +132,7 @@ class Executor {
   // iteration_executor.cc
   void build_stages();
   void build_units();
+  void build_pauses();
   void assign_times(const std::vector<KernelCost>& costs);
   void build_dp_groups();
   void check_finished() const;
@@ -189,6 +187,7 @@ class Executor {
   CollectiveRunner runner_;
   std::vector<StageInfo> stages_;
   std::vector<Unit> units_;
+  std::vector<PauseSchedule> pauses_;                  // per unit; empty without pauses
   std::deque<TaskTimes> times_;                        // stable addresses for Unit::times
   std::vector<std::vector<DpCall>> dp_calls_;          // [stage][call]
   std::vector<std::vector<topo::GpuId>> dp_members_;   // [stage * tp + tp rank]: GPUs by replica

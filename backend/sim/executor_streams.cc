@@ -30,11 +30,9 @@ void Executor::start_task(std::int32_t u, std::int32_t task) {
       r.tp_exposed = unit.times->tp_exposed[static_cast<std::size_t>(task)];
       const sim::SimTime duration = unit.times->duration[static_cast<std::size_t>(task)];
       sim::SimTime end = sim::add_time(sim_.now(), duration, "a compute task's end");
-      if (in_.gc_period > 0) {
-        end = sim::add_time(
-            end,
-            pause_delay(sim_.now(), duration, in_.gc_phase[static_cast<std::size_t>(u)], in_.gc_period, in_.gc_pause),
-            "a compute task's end with its pauses");
+      if (!pauses_.empty()) {
+        end = sim::add_time(end, pauses_[static_cast<std::size_t>(u)].delay(sim_.now(), duration),
+                            "a compute task's end with its pauses");
       }
       sim_.schedule_at(end, [this, u, task] { finish_task(u, task); });
       return;

@@ -81,10 +81,13 @@ void check_values(const IterationInputs& in) {
     }
   }
   if (in.gc_period > 0) {
-    if (in.gc_phase.size() != units || in.gc_pause < 0 || in.gc_pause >= in.gc_period) {
-      throw sim::ConfigError(
-          "stragglers.gc_period_s", fmt::format("{} ns", in.gc_period),
-          fmt::format("a period longer than the pause ({} ns), with one phase per unit ({})", in.gc_pause, units));
+    const auto tp = static_cast<std::size_t>(layout.tensor);
+    if ((in.gc_phase.size() != units && in.gc_phase.size() != units * tp) || in.gc_pause < 0 ||
+        in.gc_pause >= in.gc_period) {
+      throw sim::ConfigError("stragglers.gc_period_s", fmt::format("{} ns", in.gc_period),
+                             fmt::format("a period longer than the pause ({} ns), with one phase per unit ({}) or "
+                                         "per rank ({})",
+                                         in.gc_pause, units, units * tp));
     }
     for (const sim::SimTime phase : in.gc_phase) {
       if (phase < 0 || phase >= in.gc_period) {
@@ -124,6 +127,7 @@ Executor::Executor(const IterationInputs& in)
   for (const auto& [l, factor] : in.degraded_links) fabric_.set_link_speed_factor(l, factor);
   build_stages();
   build_units();
+  build_pauses();
   assign_times(kernel_costs(in));
   build_dp_groups();
 }
@@ -158,6 +162,22 @@ void Executor::build_units() {
       unit.tasks[i] = {static_cast<std::int16_t>(info.dep_count[i]), TaskStatus::kWaiting};
     }
     out.records.resize(info.dep_count.size());
+  }
+}
+
+void Executor::build_pauses() {
+  if (in_.gc_period <= 0 || in_.gc_pause <= 0) return;
+  const std::size_t members = in_.gc_phase.size() / units_.size();
+  pauses_.reserve(units_.size());
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    const std::span<const sim::SimTime> phases(in_.gc_phase.data() + u * members, members);
+    const PauseSchedule& schedule = pauses_.emplace_back(phases, in_.gc_period, in_.gc_pause);
+    if (schedule.covers_period()) {
+      throw sim::ConfigError("stragglers.gc_pause_s", fmt::format("{} ns", in_.gc_pause),
+                             fmt::format("pauses that leave a TP group time to compute: the {} ranks of unit {} "
+                                         "together pause for the whole period of {} ns",
+                                         members, u, in_.gc_period));
+    }
   }
 }
 

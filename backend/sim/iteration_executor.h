@@ -62,9 +62,13 @@ struct IterationInputs {
   // of its stage program (jitter, sequence-length imbalance: models/stragglers.h), applied with the
   // slowdown (the exposed TP time is not scaled). Empty, or an empty entry for a unit: 1.
   std::vector<std::vector<float>> task_scale;
-  // Pauses (garbage collection): unit u stops for gc_pause at gc_phase[u] + k * gc_period (k >= 0).
-  // A compute task running at a pause instant takes gc_pause longer; one starting inside a pause
-  // waits for its rest. gc_period 0: no pauses (gc_phase may then be empty).
+  // Pauses (garbage collection): each TP rank r of unit u stops for gc_pause at
+  // gc_phase[u * m + r] + k * gc_period (every integer k: a pause in progress at time 0 counts), with
+  // m = gc_phase.size() / units either 1 (the unit's ranks pause together) or the TP size (each rank
+  // on its own phase). The unit's compute waits while any of its ranks is paused
+  // (backend/sim/pause_schedule.h): a compute task running at a pause's start takes that pause
+  // longer; one starting inside a pause waits for its rest. gc_period 0: no pauses (gc_phase may
+  // then be empty).
   sim::SimTime gc_period = 0;
   sim::SimTime gc_pause = 0;
   std::vector<sim::SimTime> gc_phase;

@@ -42,6 +42,25 @@ TEST(StragglerExecutor, PausesLengthenTheComputeTheyFallIn) {
   EXPECT_EQ(simulate_iteration(in).iteration_time, 10'000'000);
 }
 
+TEST(StragglerExecutor, ATpGroupWaitsForEachOfItsRanksPauses) {
+  models::Workload w = empty_workload(2, 1, 1);
+  w.kernels.resize(1);
+  add_task(w.stages[0], compute_task(0, 1));
+  const topo::Topology topo = one_server();
+  IterationInputs in = make_inputs(w, topo, first_gpus(2), {{51 * kMs, 0}});
+  in.gc_period = 100'000'000;
+  in.gc_pause = 10'000'000;
+  // Rank 0 pauses at 20 ms, rank 1 at 60 ms: 51 ms of work meets both, 71 ms in all.
+  in.gc_phase = {20'000'000, 60'000'000};
+  EXPECT_EQ(simulate_iteration(in).iteration_time, 71'000'000);
+  // Pauses that overlap cost their union: [20, 35).
+  in.gc_phase = {20'000'000, 25'000'000};
+  EXPECT_EQ(simulate_iteration(in).iteration_time, 66'000'000);
+  // One phase for the unit: its ranks pause together.
+  in.gc_phase = {20'000'000};
+  EXPECT_EQ(simulate_iteration(in).iteration_time, 61'000'000);
+}
+
 TEST(StragglerExecutor, ATaskStartingInsideAPauseWaitsForItsRest) {
   models::Workload w = empty_workload(1, 1, 1);
   w.kernels.resize(1);
@@ -117,6 +136,8 @@ TEST(StragglerExecutor, MalformedStragglerInputsNameTheirKey) {
   in.gc_phase = {};  // no phase for the unit
   EXPECT_EQ(key_of(in), "stragglers.gc_period_s");
   in.gc_phase = {1'000'000};  // not inside the period
+  EXPECT_EQ(key_of(in), "stragglers.gc_period_s");
+  in.gc_phase = {0, 0};  // two phases for a unit of one rank
   EXPECT_EQ(key_of(in), "stragglers.gc_period_s");
   in.gc_phase = {0};
   in.gc_pause = 1'000'000;  // as long as the period

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "models/stragglers.h"
 #include "scenarios/loader.h"
@@ -103,6 +104,34 @@ TEST(Stragglers, SynchronizedPausesCostThePausesThatFallInTheIteration) {
   EXPECT_LE(t - t0, 4 * pause * (1 + 1e-6));
 }
 
+// Unplanned, each of a TP group's 8 ranks pauses on its own phase and the group waits for each, so
+// a group loses about 8 times what the same pauses cost when planned (all ranks at once). Bounds
+// from the pause count: a rank's pauses cost while its group computes (compute and exposed TP
+// time, S in all, the DP reduction in between), so a rank meets at least floor(S / P) - 1 of them,
+// and at most the ceil(T / P) of the whole iteration T; overlapping pauses of two ranks cost their
+// union (a rank is paused 1% of the time: about 14% of pauses overlap another, by half on average,
+// so at most 20% are lost).
+TEST(Stragglers, UnplannedPausesOfATpGroupsRanksAdd) {
+  Scenario s = dp_scenario();
+  const IterationReport nominal = run_iteration_study(s).report;
+  const double t0 = nominal.iteration_time_s;
+  const double period = t0 / 10;
+  const double pause = t0 / 1000;
+  apply_override(s, "stragglers.gc_period_s=" + std::to_string(period));
+  apply_override(s, "stragglers.gc_pause_s=" + std::to_string(pause));
+  apply_override(s, "stragglers.gc_synchronized=true");
+  const double planned = run_iteration_study(s).report.iteration_time_s - t0;
+  apply_override(s, "stragglers.gc_synchronized=false");
+  const double unplanned = run_iteration_study(s).report.iteration_time_s - t0;
+  const double met = std::floor((nominal.mean.compute_s + nominal.mean.tp_exposed_s) / period) - 1;
+  const auto most = [&](double added) { return std::ceil((t0 + added) / period); };
+  EXPECT_GE(planned, met * pause * (1 - 1e-6));
+  EXPECT_LE(planned, most(planned) * pause * (1 + 1e-6));
+  EXPECT_GE(unplanned, 0.8 * 8 * met * pause);
+  EXPECT_LE(unplanned, 8 * most(unplanned) * pause * (1 + 1e-6));
+  EXPECT_GT(unplanned, 4 * planned);  // the property itself, against the planned ~1x
+}
+
 TEST(Stragglers, DrawsAreDeterministicAndFollowTheirParameters) {
   Scenario s = dp_scenario();
   apply_override(s, "stragglers.jitter_cv=0.05");
@@ -133,6 +162,38 @@ TEST(Stragglers, SlowHostFractionDrawsAboutThatManyHosts) {
   // Binomial(2000, 0.1): mean 200, standard deviation 13.4; 5 sigma either way.
   EXPECT_NEAR(slow, 200, 67);
   for (const double f : d.host_slowdown) EXPECT_TRUE(f == 1.0 || std::abs(f - 1.1) < 1e-12);
+}
+
+// Unplanned, every rank's process collects on its own phase; planned, a unit's ranks share one.
+TEST(Stragglers, UnplannedPausesHaveAPhasePerRank) {
+  models::StragglerParams p;
+  p.gc_period_s = 10;
+  p.gc_pause_s = 1;
+  topo::ClusterParams c;
+  c.gpus = 8;
+  const topo::Topology topology = topo::Topology::build(c);
+  models::Workload w;
+  w.plan.tp = 4;
+  w.plan.pp = 1;
+  w.plan.dp = 2;
+  w.stages.resize(1);
+  const StragglerDraw unplanned = draw_stragglers(p, w, topology, 1);
+  ASSERT_EQ(unplanned.gc_phase.size(), 8u);
+  for (const sim::SimTime phase : unplanned.gc_phase) {
+    EXPECT_GE(phase, 0);
+    EXPECT_LT(phase, 10 * sim::kSecond);
+  }
+  p.gc_synchronized = true;
+  EXPECT_EQ(draw_stragglers(p, w, topology, 1).gc_phase, std::vector<sim::SimTime>(2, 0));
+  // Four ranks of 3 s pauses on their own phases could fill a 10 s period: refused, naming the pause.
+  p.gc_synchronized = false;
+  p.gc_pause_s = 3;
+  try {
+    static_cast<void>(draw_stragglers(p, w, topology, 1));
+    ADD_FAILURE() << "accepted pauses that may leave no time to compute";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), "stragglers.gc_pause_s");
+  }
 }
 
 // Megatron's last stage also computes the logits and the loss: spreading that evenly (its compute
