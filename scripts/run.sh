@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Command 1 of the README: install what the megasim executable needs, build it, and run the main job
-# on the default scenario (about 5 minutes from a fresh clone on a 2-core machine, most of it the
-# build; a second run takes seconds).
+# on the default scenario (2-5 minutes from a fresh clone on a 2-core machine, most of it the build:
+# 86 s on 2026-12-02's, with the Debian packages already there; a second run takes seconds).
 #   MEGASIM_BUILD=optimized bash scripts/run.sh   link-time and profile-guided optimisation (build-opt/,
 #                                                 about 3 minutes more; 6-12% faster simulations)
 #   MEGASIM_WITH_CUDA=AUTO bash scripts/run.sh    also build the CUDA/NCCL backend (nvcc and NCCL)
@@ -30,9 +30,10 @@ echo "-- megasim plan $scenario"
 "$megasim" plan "$scenario"
 echo "-- megasim collective $scenario --group dp --bytes 1GiB"
 "$megasim" collective "$scenario" --group dp --bytes 1GiB
-# One full iteration of the 175B model with MegaScale's optimisations on 12,288 GPUs, rank by rank
-# with every PP and DP flow on the Clos (about 2 s); report.json and a Perfetto trace.json go to
-# out/175b_megascale.
+# One full iteration of the 175B model with MegaScale's optimisations on 12,288 GPUs of a production
+# cluster, rank by rank with every PP and DP flow on the Clos, and its straggler what-ifs (10-30 s;
+# --set stragglers.enabled=false for the ideal cluster, one simulation); report.json and a Perfetto
+# trace.json go to out/175b_megascale.
 echo "-- megasim run scenarios/megascale/175b_megascale.toml --out out/175b_megascale"
 "$megasim" run scenarios/megascale/175b_megascale.toml --out out/175b_megascale "$@"
 phase "done: out/175b_megascale/report.json and trace.json (open it in https://ui.perfetto.dev)"

@@ -6,8 +6,8 @@
 #   (skipped without a GPU);
 # - build-san/ (Clang, AddressSanitizer + UndefinedBehaviorSanitizer): every test, the per-library
 #   GoogleTest binaries among them, then the fuzzers (scripts/test_sanitized.sh).
-# About 20 minutes from a fresh clone on a 2-core machine with a cold compiler cache, under 10 with a
-# warm one (docs/building.md).
+# 10-20 minutes from a fresh clone on a 2-core machine with a cold compiler cache (9 min 19 s on
+# 2026-12-02's fifth session), 7-11 with a warm one (docs/building.md).
 #   MEGASIM_CHECK_OPTIMIZED=1 also builds the LTO + PGO executable and checks that its reports are
 #   byte-identical to the test build's (scripts/check_optimized.sh; about 5 minutes more).
 set -euo pipefail
