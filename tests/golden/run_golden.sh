@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Golden scenario tests (STYLE.md §9): for each folder here, runs `megasim <args> NAME/scenario.toml`
-# from this folder and compares its stdout byte for byte with expected.json. Outputs are deterministic
+# from this folder (`megasim <args>` alone when the folder has no scenario.toml: keys, and whatif,
+# whose args name the trace it reads: whatif_8/trace.json, recorded by `megasim run
+# whatif_8/recorded_from.toml --out DIR`) and compares its stdout byte for byte with expected.json.
+# One folder per command: topo, collective, plan, run, sweep, campaign, whatif, keys. Outputs are deterministic
 # (same seed, same inputs), so any difference is a behaviour change: review it, then regenerate with
 #   MEGASIM_REGENERATE=1 bash tests/golden/run_golden.sh build/cli/megasim
 # The one field that depends on the binary and not on the inputs, the git commit of report.json's
@@ -14,7 +17,8 @@ failed=0
 for dir in "$here"/*/; do
   name="$(basename "$dir")"
   read -r -a args < "$dir/args"
-  actual="$("$binary" "${args[@]}" "$name/scenario.toml" | sed -E 's/("megasim_commit": )"[^"]*"/\1"(masked)"/')"
+  [ -f "$dir/scenario.toml" ] && args+=("$name/scenario.toml")
+  actual="$("$binary" "${args[@]}" | sed -E 's/("megasim_commit": )"[^"]*"/\1"(masked)"/')"
   if [ "${MEGASIM_REGENERATE:-0}" = "1" ]; then
     printf '%s\n' "$actual" > "$dir/expected.json"
     echo "regenerated $name"
