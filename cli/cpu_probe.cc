@@ -13,7 +13,7 @@
 
 #include "backend/cpu/cpu_timing.h"
 #include "backend/cpu/mpi_probe.h"
-#include "backend/cpu/mpi_session.h"
+#include "backend/mpi/mpi_session.h"
 #include "cli/cpu_runs.h"
 #include "models/parallel_groups.h"
 #include "models/plan.h"
@@ -49,13 +49,13 @@ std::string cpu_device_name() {
 
 // Every rank gets `root`'s value, so that all ranks write and print the same report.
 double from_rank(int root, double value) {
-  backend::cpu::check_mpi(MPI_Bcast(&value, 1, MPI_DOUBLE, root, MPI_COMM_WORLD), "MPI_Bcast (calibration)");
+  backend::mpi::check_mpi(MPI_Bcast(&value, 1, MPI_DOUBLE, root, MPI_COMM_WORLD), "MPI_Bcast (calibration)");
   return value;
 }
 
 int world(int (*query)(MPI_Comm, int*), const char* what) {
   int value = 0;
-  backend::cpu::check_mpi(query(MPI_COMM_WORLD, &value), what);
+  backend::mpi::check_mpi(query(MPI_COMM_WORLD, &value), what);
   return value;
 }
 
@@ -139,7 +139,7 @@ struct CpuProbeSession::Impl {
   models::ParallelLayout layout;
   models::Workload workload;
   backend::HostGroups hosts;
-  backend::cpu::RankGroups groups;
+  backend::mpi::RankGroups groups;
   std::optional<backend::cpu::HostComm> intra;
   std::optional<backend::cpu::HostComm> inter;
   backend::cpu::SequenceTimer timer;

@@ -1,5 +1,5 @@
 // The cpu backend from the command line: the MPI job a command needs (started here under mpirun
-// when the command was run on its own, backend/cpu/mpi_launch.h), and the measurements of
+// when the command was run on its own, backend/mpi/mpi_launch.h), and the measurements of
 // `calibrate --backend cpu` on every rank of it (cli/cpu_probe.h).
 #pragma once
 
@@ -21,20 +21,12 @@ ProcessArgs& process_args();
 // This machine's physical memory, GB (1e9 bytes).
 double host_memory_gbytes();
 
-// Throws sim::ConfigError("cluster.gpus") when a job of `processes` would be started on this machine
-// (no launcher) with more than 4 processes per hardware thread.
-void require_local_job(std::int64_t processes);
-
 // Throws sim::ConfigError before any process starts when the scenario's plan cannot run as a job on
-// this machine: require_local_job of its world size, and models::require_fits against this machine's
+// this machine: backend::mpi::require_local_job of its world size, and models::require_fits against this machine's
 // memory per rank (the kernels allocate the plan's operands).
 void require_cpu_job_fits(const scenarios::Scenario& scenario);
 
-// Runs `body` as one rank of a job of `processes` MPI processes: re-executes this command under
-// mpirun first when it was not started by a launcher (and processes > 1). An exception on any rank
-// is printed with the rank and ends the whole job (MPI_Abort with the exit code the CLI uses for it:
-// 2 for bad input, 1 otherwise), so that no rank waits forever for one that failed. `body` receives
-// the world rank.
+// backend::mpi::run_as_mpi_job (backend/mpi/mpi_job.h) re-executing this command (process_args()).
 void run_as_mpi_job(std::int64_t processes, const std::function<void(int rank)>& body);
 
 // The measurements of scenarios/cpu_calibration.h, taken on every rank at once (call inside

@@ -11,10 +11,10 @@
 #include <thread>
 #include <utility>
 
-#include "backend/cpu/mpi_session.h"
 #include "backend/cuda/device_info.h"
 #include "backend/cuda/nccl_comms.h"
 #include "backend/launch_env.h"
+#include "backend/mpi/mpi_session.h"
 #include "cli/cpu_runs.h"
 #include "scenarios/input_file.h"
 #include "scenarios/output_files.h"
@@ -74,7 +74,7 @@ backend::cuda::IdBroadcast file_broadcast(int rank) {
 
 backend::cuda::IdBroadcast mpi_broadcast() {
   return [](backend::cuda::NcclId& id) {
-    backend::cpu::check_mpi(MPI_Bcast(id.data(), static_cast<int>(id.size()), MPI_BYTE, 0, MPI_COMM_WORLD),
+    backend::mpi::check_mpi(MPI_Bcast(id.data(), static_cast<int>(id.size()), MPI_BYTE, 0, MPI_COMM_WORLD),
                             "MPI_Bcast (NCCL unique id)");
   };
 }

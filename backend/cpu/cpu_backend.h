@@ -1,6 +1,6 @@
 // The cpu backend's entry point: plays a workload on the processes of this MPI job (one per rank of
 // the plan) and returns the measured iterations as backend::Trace, the type the simulator fills
-// (DESIGN.md "One data flow"). Requires an MpiSession in this process.
+// (DESIGN.md "One data flow"). Requires an mpi::MpiSession in this process.
 #pragma once
 
 #include <chrono>

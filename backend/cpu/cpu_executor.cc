@@ -85,7 +85,7 @@ struct CpuRankExecutor::Impl {
   int rank = 0;
   std::int64_t stage = 0;
   const models::StageProgram& program;
-  RankGroups groups;
+  mpi::RankGroups groups;
   CpuKernels kernels;
   std::map<std::int64_t, int> tags;
   std::vector<std::vector<std::int32_t>> dependents;
@@ -167,14 +167,14 @@ void CpuRankExecutor::Impl::check_stall(const std::string& waiting_for) {
   }
   requests.clear();
   request_task.clear();
-  throw MpiError(fmt::format("rank {}: no progress for {:.3g} s; still waiting for {}", rank,
-                             std::chrono::duration<double>(timeout).count(), waiting_for));
+  throw mpi::MpiError(fmt::format("rank {}: no progress for {:.3g} s; still waiting for {}", rank,
+                                  std::chrono::duration<double>(timeout).count(), waiting_for));
 }
 
 void CpuRankExecutor::Impl::wait_for(MPI_Request& request, const std::string& what) {
   while (true) {
     int flag = 0;
-    check_mpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test (" + what + ")");
+    mpi::check_mpi(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test (" + what + ")");
     if (flag != 0) return;
     try {
       check_stall(what);
@@ -211,7 +211,7 @@ bool CpuRankExecutor::Impl::poll() {
   if (requests.empty()) return false;
   completed_indices.resize(requests.size());
   int count = 0;
-  check_mpi(
+  mpi::check_mpi(
       MPI_Testsome(to_int(requests.size()), requests.data(), &count, completed_indices.data(), MPI_STATUSES_IGNORE),
       "MPI_Testsome");
   if (count == MPI_UNDEFINED || count == 0) return false;
@@ -235,7 +235,8 @@ void CpuRankExecutor::Impl::wait_for_one() {
   while (true) {
     int index = MPI_UNDEFINED;
     int flag = 0;
-    check_mpi(MPI_Testany(to_int(requests.size()), requests.data(), &index, &flag, MPI_STATUS_IGNORE), "MPI_Testany");
+    mpi::check_mpi(MPI_Testany(to_int(requests.size()), requests.data(), &index, &flag, MPI_STATUS_IGNORE),
+                   "MPI_Testany");
     if (flag != 0 && index != MPI_UNDEFINED) {
       const auto i = static_cast<std::size_t>(index);
       finish(request_task[i]);
@@ -287,11 +288,11 @@ void CpuRankExecutor::Impl::post_p2p(std::size_t task) {
   records[task].start = records[task].transfer_start = now();
   MPI_Request request = MPI_REQUEST_NULL;
   if (t.kind == models::TaskKind::kPpSend) {
-    check_mpi(MPI_Isend(data.data(), to_int(n), MPI_FLOAT, peer, tag, groups.pipeline(), &request),
-              "MPI_Isend (pipeline)");
+    mpi::check_mpi(MPI_Isend(data.data(), to_int(n), MPI_FLOAT, peer, tag, groups.pipeline(), &request),
+                   "MPI_Isend (pipeline)");
   } else {
-    check_mpi(MPI_Irecv(data.data(), to_int(n), MPI_FLOAT, peer, tag, groups.pipeline(), &request),
-              "MPI_Irecv (pipeline)");
+    mpi::check_mpi(MPI_Irecv(data.data(), to_int(n), MPI_FLOAT, peer, tag, groups.pipeline(), &request),
+                   "MPI_Irecv (pipeline)");
   }
   track(request, task);
 }
@@ -328,7 +329,7 @@ std::vector<TaskRecord> CpuRankExecutor::Impl::run_iteration() {
 
   last_progress = Clock::now();
   MPI_Request barrier = MPI_REQUEST_NULL;
-  check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier (iteration start)");
+  mpi::check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier (iteration start)");
   wait_for(barrier, "the iteration barrier (a peer has not arrived)");
   t0 = Clock::now();
   last_progress = t0;

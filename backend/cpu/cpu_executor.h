@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_kernels.h"
-#include "backend/cpu/mpi_session.h"
+#include "backend/mpi/mpi_session.h"
 #include "backend/trace.h"
 #include "models/workload.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "backend/cpu/mpi_session.h"
+#include "backend/mpi/mpi_session.h"
 #include "sim/error.h"
 
 namespace megasim::backend::cpu {
@@ -15,7 +15,7 @@ std::size_t floats_of(double bytes) {
 MPI_Request start_collective(models::CollectiveOp op, double bytes, MPI_Comm comm, CollectiveBuffers& buffers,
                              std::string_view group) {
   int members = 1;
-  check_mpi(MPI_Comm_size(comm, &members), "MPI_Comm_size");
+  mpi::check_mpi(MPI_Comm_size(comm, &members), "MPI_Comm_size");
   const std::size_t n = floats_of(bytes);
   const int count = static_cast<int>(n);
   const int part = static_cast<int>(std::max<std::size_t>(1, n / static_cast<std::size_t>(members)));
@@ -28,20 +28,21 @@ MPI_Request start_collective(models::CollectiveOp op, double bytes, MPI_Comm com
   MPI_Request request = MPI_REQUEST_NULL;
   switch (op) {
     case models::CollectiveOp::kAllReduce:
-      check_mpi(MPI_Iallreduce(in, out, count, MPI_FLOAT, MPI_SUM, comm, &request), "MPI_Iallreduce" + where);
+      mpi::check_mpi(MPI_Iallreduce(in, out, count, MPI_FLOAT, MPI_SUM, comm, &request), "MPI_Iallreduce" + where);
       break;
     case models::CollectiveOp::kReduceScatter:
-      check_mpi(MPI_Ireduce_scatter_block(in, out, part, MPI_FLOAT, MPI_SUM, comm, &request),
-                "MPI_Ireduce_scatter_block" + where);
+      mpi::check_mpi(MPI_Ireduce_scatter_block(in, out, part, MPI_FLOAT, MPI_SUM, comm, &request),
+                     "MPI_Ireduce_scatter_block" + where);
       break;
     case models::CollectiveOp::kAllGather:
-      check_mpi(MPI_Iallgather(in, part, MPI_FLOAT, out, part, MPI_FLOAT, comm, &request), "MPI_Iallgather" + where);
+      mpi::check_mpi(MPI_Iallgather(in, part, MPI_FLOAT, out, part, MPI_FLOAT, comm, &request),
+                     "MPI_Iallgather" + where);
       break;
     case models::CollectiveOp::kBroadcast:
-      check_mpi(MPI_Ibcast(in, count, MPI_FLOAT, 0, comm, &request), "MPI_Ibcast" + where);
+      mpi::check_mpi(MPI_Ibcast(in, count, MPI_FLOAT, 0, comm, &request), "MPI_Ibcast" + where);
       break;
     case models::CollectiveOp::kAllToAll:
-      check_mpi(MPI_Ialltoall(in, part, MPI_FLOAT, out, part, MPI_FLOAT, comm, &request), "MPI_Ialltoall" + where);
+      mpi::check_mpi(MPI_Ialltoall(in, part, MPI_FLOAT, out, part, MPI_FLOAT, comm, &request), "MPI_Ialltoall" + where);
       break;
     case models::CollectiveOp::kSendRecv:
       MEGASIM_ASSERT(false, "a send/recv is not a collective call");
@@ -52,7 +53,7 @@ MPI_Request start_collective(models::CollectiveOp op, double bytes, MPI_Comm com
 void run_collective(models::CollectiveOp op, double bytes, MPI_Comm comm, CollectiveBuffers& buffers,
                     std::string_view group) {
   MPI_Request request = start_collective(op, bytes, comm, buffers, group);
-  check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait (" + std::string(group) + ")");
+  mpi::check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait (" + std::string(group) + ")");
 }
 
 }  // namespace megasim::backend::cpu

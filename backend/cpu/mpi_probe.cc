@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/mpi_session.h"
+#include "backend/mpi/mpi_session.h"
 #include "sim/error.h"
 
 namespace megasim::backend::cpu {
@@ -30,13 +30,13 @@ constexpr int kTag = 0;
 
 int world_rank() {
   int rank = 0;
-  check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
+  mpi::check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
   return rank;
 }
 
 int world_size() {
   int size = 0;
-  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+  mpi::check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
   return size;
 }
 
@@ -81,11 +81,13 @@ double ping_pong_s(bool leader, int peer, int count, int repetitions) {
   auto round_trips = [&](int n) {
     for (int i = 0; i < n; ++i) {
       if (leader) {
-        check_mpi(MPI_Send(buffer.data(), count, MPI_FLOAT, peer, kTag, MPI_COMM_WORLD), "MPI_Send");
-        check_mpi(MPI_Recv(buffer.data(), count, MPI_FLOAT, peer, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+        mpi::check_mpi(MPI_Send(buffer.data(), count, MPI_FLOAT, peer, kTag, MPI_COMM_WORLD), "MPI_Send");
+        mpi::check_mpi(MPI_Recv(buffer.data(), count, MPI_FLOAT, peer, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                       "MPI_Recv");
       } else {
-        check_mpi(MPI_Recv(buffer.data(), count, MPI_FLOAT, peer, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
-        check_mpi(MPI_Send(buffer.data(), count, MPI_FLOAT, peer, kTag, MPI_COMM_WORLD), "MPI_Send");
+        mpi::check_mpi(MPI_Recv(buffer.data(), count, MPI_FLOAT, peer, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                       "MPI_Recv");
+        mpi::check_mpi(MPI_Send(buffer.data(), count, MPI_FLOAT, peer, kTag, MPI_COMM_WORLD), "MPI_Send");
       }
     }
   };
@@ -150,8 +152,8 @@ LinkFit measure_point_to_point_between(int first, int second, double max_bytes, 
   const int rank = world_rank();
   const int size = world_size();
   if (size < 2) {
-    throw MpiError("rank " + std::to_string(rank) +
-                   ": the point-to-point probe needs at least 2 processes, the job has " + std::to_string(size));
+    throw mpi::MpiError("rank " + std::to_string(rank) +
+                        ": the point-to-point probe needs at least 2 processes, the job has " + std::to_string(size));
   }
   MEGASIM_ASSERT(first != second && first >= 0 && second >= 0 && first < size && second < size,
                  "two distinct ranks of the job");
@@ -170,8 +172,9 @@ LinkFit measure_point_to_point_between(int first, int second, double max_bytes, 
     result[1] = fit.bytes_per_s;
     for (std::size_t i = 0; i < fit.points.size(); ++i) result[2 + i] = fit.points[i].seconds;
   }
-  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-  check_mpi(MPI_Bcast(result.data(), static_cast<int>(result.size()), MPI_DOUBLE, first, MPI_COMM_WORLD), "MPI_Bcast");
+  mpi::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  mpi::check_mpi(MPI_Bcast(result.data(), static_cast<int>(result.size()), MPI_DOUBLE, first, MPI_COMM_WORLD),
+                 "MPI_Bcast");
   LinkFit fit;
   fit.latency_s = result[0];
   fit.bytes_per_s = result[1];
@@ -188,13 +191,13 @@ double measure_collective_s(MPI_Comm comm, models::CollectiveOp op, double bytes
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(repetitions));
   for (int r = 0; r < repetitions; ++r) {
-    check_mpi(MPI_Barrier(comm), "MPI_Barrier");
+    mpi::check_mpi(MPI_Barrier(comm), "MPI_Barrier");
     const double start = MPI_Wtime();
     for (int i = 0; i < iterations; ++i) run_collective(op, bytes, comm, buffers, "probe");
     const double mine = (MPI_Wtime() - start) / iterations;
     // A collective has finished when its slowest member has; every member then holds the same samples.
     double slowest = 0;
-    check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+    mpi::check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
     samples.push_back(slowest);
   }
   return median(samples);
@@ -203,14 +206,14 @@ double measure_collective_s(MPI_Comm comm, models::CollectiveOp op, double bytes
 HostGroups world_host_groups() {
   const int rank = world_rank();
   MPI_Comm node = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
-            "MPI_Comm_split_type (hosts)");
+  mpi::check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
+                 "MPI_Comm_split_type (hosts)");
   int host = rank;  // the world rank of the host's first member names the host
   const int rc = MPI_Bcast(&host, 1, MPI_INT, 0, node);
   MPI_Comm_free(&node);
-  check_mpi(rc, "MPI_Bcast (host)");
+  mpi::check_mpi(rc, "MPI_Bcast (host)");
   std::vector<int> hosts(static_cast<std::size_t>(world_size()));
-  check_mpi(MPI_Allgather(&host, 1, MPI_INT, hosts.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather (hosts)");
+  mpi::check_mpi(MPI_Allgather(&host, 1, MPI_INT, hosts.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather (hosts)");
   std::vector<std::string> names;
   names.reserve(hosts.size());
   for (const int h : hosts) names.push_back("host of rank " + std::to_string(h));
@@ -219,8 +222,8 @@ HostGroups world_host_groups() {
 
 HostComm::HostComm(const HostGroups& groups, HostLink link) {
   const int rank = world_rank();
-  check_mpi(MPI_Comm_split(MPI_COMM_WORLD, groups.color(link, rank), groups.key(link, rank), &comm_),
-            "MPI_Comm_split (" + std::string(to_string(link)) + " group)");
+  mpi::check_mpi(MPI_Comm_split(MPI_COMM_WORLD, groups.color(link, rank), groups.key(link, rank), &comm_),
+                 "MPI_Comm_split (" + std::string(to_string(link)) + " group)");
 }
 
 HostComm::~HostComm() {

@@ -17,7 +17,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_executor.h"
 #include "backend/cpu/mpi_probe.h"
-#include "backend/cpu/mpi_session.h"
+#include "backend/mpi/mpi_session.h"
 #include "models/parallel_groups.h"
 #include "models/plan.h"
 #include "models/workload.h"
@@ -66,7 +66,7 @@ void expect_group(MPI_Comm comm, const models::ParallelLayout& layout, models::G
 }
 
 void expect_groups(const models::ParallelLayout& layout) {
-  const RankGroups groups(layout, world_rank());
+  const mpi::RankGroups groups(layout, world_rank());
   expect_group(groups.tensor(), layout, models::GroupKind::kTensor);
   expect_group(groups.pipeline(), layout, models::GroupKind::kPipeline);
   expect_group(groups.data(), layout, models::GroupKind::kData);
@@ -74,7 +74,7 @@ void expect_groups(const models::ParallelLayout& layout) {
 
 TEST(MpiJobTest, SessionKnowsRankAndSize) {
   // MPI is already running (the test main's session): this one only reads the job's shape.
-  const MpiSession session(nullptr, nullptr);
+  const mpi::MpiSession session(nullptr, nullptr);
   EXPECT_EQ(session.size(), kJobSize);
   EXPECT_EQ(session.rank(), world_rank());
 }
@@ -93,9 +93,9 @@ TEST(MpiJobTest, GroupsOfTwoTensorParallelRanks) {
 
 TEST(MpiJobTest, GroupsForAnotherWorldSizeAreRefused) {
   try {
-    const RankGroups groups(models::ParallelLayout{.tensor = 2, .pipeline = 1, .data = 2}, world_rank());
+    const mpi::RankGroups groups(models::ParallelLayout{.tensor = 2, .pipeline = 1, .data = 2}, world_rank());
     ADD_FAILURE() << "a plan of 4 processes was accepted by a job of 2";
-  } catch (const MpiError& error) {
+  } catch (const mpi::MpiError& error) {
     const std::string message = error.what();
     EXPECT_NE(message.find("needs 4 processes"), std::string::npos) << message;
     EXPECT_NE(message.find("has 2"), std::string::npos) << message;
@@ -280,7 +280,7 @@ TEST(CpuBackendJob, AMissingPeerIsReportedAfterTheTimeout) {
       try {
         executor.run_iteration();
         ADD_FAILURE() << "an iteration without its peer finished";
-      } catch (const MpiError& e) {
+      } catch (const mpi::MpiError& e) {
         EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300));
         EXPECT_NE(std::string(e.what()).find("rank 0: no progress for 0.3 s; still waiting for the iteration barrier"),
                   std::string::npos)

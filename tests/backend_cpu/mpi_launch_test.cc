@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/mpi_launch.h"
+#include "backend/mpi/mpi_launch.h"
 #include "sim/error.h"
 
-namespace megasim::backend::cpu {
+namespace megasim::backend::mpi {
 namespace {
 
 // Clears the launcher variables (and MEGASIM_MPIRUN) for one test and puts them back afterwards,
@@ -144,4 +144,4 @@ TEST(MpiLaunchTest, MissingMpirunIsAConfigErrorNamingTheBackend) {
 }
 
 }  // namespace
-}  // namespace megasim::backend::cpu
+}  // namespace megasim::backend::mpi

@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "backend/cpu/mpi_session.h"
+#include "backend/mpi/mpi_session.h"
 
 namespace {
 
@@ -26,7 +26,7 @@ class RankFailurePrinter : public testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const megasim::backend::cpu::MpiSession session(&argc, &argv);
+  const megasim::backend::mpi::MpiSession session(&argc, &argv);
   testing::InitGoogleTest(&argc, argv);
   if (session.rank() != 0) {
     testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();

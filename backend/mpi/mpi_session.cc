@@ -1,11 +1,11 @@
-#include "backend/cpu/mpi_session.h"
+#include "backend/mpi/mpi_session.h"
 
 #include <array>
 #include <string>
 
 #include "sim/error.h"
 
-namespace megasim::backend::cpu {
+namespace megasim::backend::mpi {
 
 namespace {
 
@@ -109,4 +109,4 @@ RankGroups::~RankGroups() {
   free_comm(tensor_);
 }
 
-}  // namespace megasim::backend::cpu
+}  // namespace megasim::backend::mpi

@@ -1,6 +1,6 @@
-// MPI for the cpu backend (Open MPI): the process's place in the job and the communicators of its
+// MPI for the real backends (Open MPI): the process's place in the job and the communicators of its
 // tensor-, pipeline- and data-parallel groups (Megatron rank order, models/parallel_groups.h).
-// Every MPI failure becomes a backend::cpu::MpiError naming the rank and the call.
+// Every MPI failure becomes a backend::mpi::MpiError naming the rank and the call.
 #pragma once
 
 #include <mpi.h>
@@ -12,7 +12,7 @@
 
 #include "models/parallel_groups.h"
 
-namespace megasim::backend::cpu {
+namespace megasim::backend::mpi {
 
 class MpiError : public std::runtime_error {
  public:
@@ -64,4 +64,4 @@ class RankGroups {
   MPI_Comm data_ = MPI_COMM_NULL;
 };
 
-}  // namespace megasim::backend::cpu
+}  // namespace megasim::backend::mpi

@@ -1,11 +1,11 @@
-// Starting the cpu backend's processes: a command that needs N MPI processes and was started on
+// Starting the real backends' processes: a command that needs N MPI processes and was started on
 // its own re-executes itself under `mpirun` (Open MPI) with N processes.
 #pragma once
 
 #include <string>
 #include <vector>
 
-namespace megasim::backend::cpu {
+namespace megasim::backend::mpi {
 
 // Whether this process was started by an MPI launcher (mpirun/mpiexec of Open MPI, MPICH's Hydra,
 // or srun): OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK or SLURM_NTASKS in the environment.
@@ -33,4 +33,4 @@ namespace megasim::backend::cpu {
 // PATH") when mpirun cannot be run.
 [[noreturn]] void exec_under_mpirun(int processes, int argc, char** argv);
 
-}  // namespace megasim::backend::cpu
+}  // namespace megasim::backend::mpi

@@ -1,4 +1,4 @@
-#include "backend/cpu/mpi_launch.h"
+#include "backend/mpi/mpi_launch.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@
 #include "sim/error.h"
 #include "sim/executable_path.h"
 
-namespace megasim::backend::cpu {
+namespace megasim::backend::mpi {
 
 namespace {
 
@@ -101,4 +101,4 @@ void exec_under_mpirun(int processes, int argc, char** argv) {
   throw sim::ConfigError("--backend", "cpu", "mpirun (Open MPI) on the PATH");
 }
 
-}  // namespace megasim::backend::cpu
+}  // namespace megasim::backend::mpi
