@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "backend/registry.h"
 #include "cli/calibrate_measured.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
@@ -58,7 +59,9 @@ void run_calibrate_cpu(const CalibrateOptions& o) {
   });
 }
 
-void run_calibrate(const CalibrateOptions& o) {
+// The options are checked first, whether or not the backend was built: a bad one is refused before
+// anything is measured, on any machine.
+void run_calibrate(const CLI::App& cmd, const CalibrateOptions& o) {
   if (o.repetitions && *o.repetitions < 1) {
     throw sim::ConfigError("--repetitions", std::to_string(*o.repetitions), "at least 1");
   }
@@ -66,7 +69,11 @@ void run_calibrate(const CalibrateOptions& o) {
   if (!o.out_file.empty()) static_cast<void>(scenarios::checked_output_file(o.out_file, "--out"));
   if (o.gpus && *o.gpus < 1) throw sim::ConfigError("--gpus", std::to_string(*o.gpus), "at least 1");
   const double nccl_max_bytes = scenarios::parse_bytes(o.nccl_max_bytes, "--nccl-max-bytes");
-  if (o.backend == "cpu") {
+  const backend::BackendId id = backend::backend_for(o.backend, backend::Capability::kCalibrate);
+  const std::string cpu = "with --backend cpu (it is for the GPU and NCCL measurements of --backend cuda)";
+  refuse_inert(cmd, "--gpu", id != backend::BackendId::kCpu, cpu);
+  refuse_inert(cmd, "--nccl-max-bytes", id != backend::BackendId::kCpu, cpu);
+  if (id == backend::BackendId::kCpu) {
     if (o.gpus) {
       throw sim::ConfigError("--gpus", std::to_string(*o.gpus),
                              "no value with --backend cpu (its job has as many ranks as the plan: cluster.gpus)");
@@ -74,8 +81,8 @@ void run_calibrate(const CalibrateOptions& o) {
     run_calibrate_cpu(o);
     return;
   }
+  // Here only when the registry has the cuda backend (backend::backend_for).
 #ifdef MEGASIM_HAS_CUDA
-  if (o.backend != "cuda") throw sim::ConfigError("--backend", o.backend, "cpu or cuda");
   const scenarios::Scenario scenario = resolve_scenario(o.scenario);
   CudaCalibrateOptions cuda{o.gpu, o.repetitions, o.gpus, nccl_max_bytes};
   run_cuda_calibration(scenario, cuda, [&](const scenarios::CalibrationReport& report) {
@@ -86,9 +93,6 @@ void run_calibrate(const CalibrateOptions& o) {
   });
 #else
   static_cast<void>(nccl_max_bytes);
-  throw sim::ConfigError("--backend", o.backend,
-                         "cpu (cuda is not built into this megasim: it was configured with MEGASIM_WITH_CUDA=OFF, "
-                         "or CUDA and NCCL were not found); see `megasim backends`");
 #endif
 }
 
@@ -125,10 +129,7 @@ Action register_calibrate(CLI::App& app) {
       return;
     }
     refuse_measured_only_options(*cmd);
-    const std::string cpu = "with --backend cpu (it is for the GPU and NCCL measurements of --backend cuda)";
-    refuse_inert(*cmd, "--gpu", o->backend != "cpu", cpu);
-    refuse_inert(*cmd, "--nccl-max-bytes", o->backend != "cpu", cpu);
-    run_calibrate(*o);
+    run_calibrate(*cmd, *o);
   };
 }
 

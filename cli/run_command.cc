@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/registry.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
 #include "cli/numeric_options.h"
@@ -104,6 +105,7 @@ void run_on_cpu(const RunOptions& o, const scenarios::Scenario& s) {
 
 // The iteration measured on the cuda backend, one process per GPU (the median of --iterations,
 // after one warm-up), reported as the simulator's is, with MFU relative to the scenario's GPU.
+// Called only when the registry has the backend (backend::backend_for).
 void run_on_cuda([[maybe_unused]] const RunOptions& o, [[maybe_unused]] const scenarios::Scenario& s) {
 #ifdef MEGASIM_HAS_CUDA
   if (backend::cuda::visible_gpus().empty()) {
@@ -115,15 +117,12 @@ void run_on_cuda([[maybe_unused]] const RunOptions& o, [[maybe_unused]] const sc
   options.timeout = checked_timeout(o.timeout_s);
   run_cuda_plan(run.workload, options,
                 [&](const std::vector<backend::Trace>& traces) { report_measured(o, s, run, traces); });
-#else
-  throw sim::ConfigError("--backend", o.backend,
-                         "sim or cpu: this megasim was built without the CUDA backend (see `megasim backends`)");
 #endif
 }
 
 // Options that do nothing in this run's context are refused (cli/option_checks.h).
-void check_context(const CLI::App& cmd, const RunOptions& o) {
-  const bool real = o.backend != "sim";
+void check_context(const CLI::App& cmd, const RunOptions& o, backend::BackendId id) {
+  const bool real = id != backend::BackendId::kSim;
   const std::string measured = "with --backend sim (the simulator computes one deterministic iteration; " +
                                std::string("this option is for the measured runs of --backend cpu|cuda)");
   refuse_inert(cmd, "--iterations", real, measured);
@@ -138,20 +137,19 @@ void check_context(const CLI::App& cmd, const RunOptions& o) {
                "with --trace-ranks (an explicit list is written whole; the limit applies to the default selection)");
 }
 
-void run_run(const RunOptions& o) {
+void run_run(const RunOptions& o, backend::BackendId id) {
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   // Before the iteration runs, not after: an --out that cannot take the files is refused at once.
   if (!o.out_dir.empty()) scenarios::check_run_outputs(o.out_dir, "--out");
-  if (o.backend == "cpu") {
-    run_on_cpu(o, s);
-    return;
-  }
-  if (o.backend == "cuda") {
-    run_on_cuda(o, s);
-    return;
-  }
-  if (o.backend != "sim") {
-    throw sim::ConfigError("--backend", o.backend, "sim (the simulator), cpu (Eigen + MPI) or cuda (CUDA + NCCL)");
+  switch (id) {
+    case backend::BackendId::kCpu:
+      run_on_cpu(o, s);
+      return;
+    case backend::BackendId::kCuda:
+      run_on_cuda(o, s);
+      return;
+    case backend::BackendId::kSim:
+      break;
   }
   scenarios::RunResult result = scenarios::run_iteration_study(s);
   if (o.samples > 1) {
@@ -199,8 +197,9 @@ Action register_run(CLI::App& app) {
       ->check(integer_in(0, kMaxGpusOption));
   return [cmd, o] {
     if (!cmd->parsed()) return;
-    check_context(*cmd, *o);
-    run_run(*o);
+    const backend::BackendId id = backend::backend_for(o->backend, backend::Capability::kRun);
+    check_context(*cmd, *o, id);
+    run_run(*o, id);
   };
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/registry.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
 #include "cli/cpu_validate.h"
@@ -96,6 +97,7 @@ void validate_with_cpu_backend(const ValidateOptions& o, const scenarios::Scenar
   });
 }
 
+// Called only when the registry has the backend (backend::backend_for).
 void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]] const scenarios::Scenario& s) {
 #ifdef MEGASIM_HAS_CUDA
   if (backend::cuda::visible_gpus().empty()) {
@@ -120,14 +122,11 @@ void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]
       scenarios::compare_compute(predicted.workload, predicted.trace, measured, s.name);
   report.verdict = scenarios::judge(report, o.bound_percent);
   emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
-#else
-  throw sim::ConfigError("--backend", o.backend,
-                         "cpu: this megasim was built without the CUDA backend (see `megasim backends`)");
 #endif
 }
 
 void run_validate(const ValidateOptions& o) {
-  if (o.backend != "cpu" && o.backend != "cuda") throw sim::ConfigError("--backend", o.backend, "cpu or cuda");
+  const backend::BackendId id = backend::backend_for(o.backend, backend::Capability::kValidate);
   if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
   if (o.warmup < 0) throw sim::ConfigError("--warmup", std::to_string(o.warmup), "0 or more");
   if (!(o.bound_percent > 0) || !(o.bound_percent < 1000)) {
@@ -136,7 +135,7 @@ void run_validate(const ValidateOptions& o) {
   if (!o.calibration.empty() && o.calibration != "interleaved" && o.calibration != "file") {
     throw sim::ConfigError("--calibration", o.calibration, "interleaved or file");
   }
-  if (o.backend == "cuda" && o.calibration == "interleaved") {
+  if (id == backend::BackendId::kCuda && o.calibration == "interleaved") {
     throw sim::ConfigError("--calibration", o.calibration,
                            "file with --backend cuda (the scenario's calibration file; only the cpu backend measures "
                            "its calibration between the iterations)");
@@ -145,7 +144,7 @@ void run_validate(const ValidateOptions& o) {
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   // Before anything runs: an --out that cannot take the files is refused at once.
   if (!o.out_dir.empty()) scenarios::check_output_files(o.out_dir, kOutputFiles, "--out");
-  if (o.backend == "cpu") {
+  if (id == backend::BackendId::kCpu) {
     validate_with_cpu_backend(o, s);
   } else {
     validate_on_cuda(o, s);

@@ -24,6 +24,14 @@ inline void expect_refused(std::span<const BadInput> cases) {
   }
 }
 
+// Whether this megasim has the CUDA backend (`megasim backends --json`): some refusals name the
+// option at fault only when the backend they need was built, and --backend otherwise.
+inline bool cuda_backend_built() {
+  const std::string backends = run("backends --json").output;
+  const std::string cuda = backends.substr(backends.find(R"("name": "cuda")"));
+  return cuda.substr(0, cuda.find('}')).find(R"("built": true)") != std::string::npos;
+}
+
 // A shipped scenario file by its path under scenarios/.
 inline std::string scenario(const std::string& name) {
   return std::string(MEGASIM_SOURCE_DIR) + "/scenarios/" + name;

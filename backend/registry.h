@@ -1,0 +1,52 @@
+// The backends of this build and what each says about itself (DESIGN.md "Layers and folders"): the
+// only place that knows which backends were built (the one build-option #ifdef of the backends). A
+// command turns its --backend value into a BackendId with backend_for, and `megasim backends` prints
+// describe_backends().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace megasim::backend {
+
+enum class BackendId { kSim, kCpu, kCuda };
+
+// What a command asks of a backend.
+enum class Capability { kRun, kCalibrate, kValidate };
+
+struct GpuDescription {
+  int ordinal = 0;
+  std::string name;
+  double memory_gbytes = 0;
+  int multiprocessors = 0;
+  int compute_capability_major = 0;
+  int compute_capability_minor = 0;
+};
+
+struct BackendDescription {
+  BackendId id = BackendId::kSim;
+  std::string name;     // as --backend takes it: "sim", "cpu", "cuda"
+  bool built = false;   // false: this megasim was configured without it (why: not_built)
+  std::string summary;  // what it is, one line
+  std::vector<Capability> capabilities;
+  std::string commands;   // the commands that use it, as the user types them
+  std::string not_built;  // why it is missing, when !built
+  // What it sees of this machine: the cpu backend's MPI version and hardware threads; the cuda
+  // backend's NCCL version ("not loadable: ..." when libnccl cannot be opened) and visible GPUs.
+  std::string mpi;
+  std::int64_t hardware_threads = 0;
+  std::string nccl;
+  std::vector<GpuDescription> gpus;
+};
+
+// Every backend megasim knows, built or not: sim, cuda, cpu (the order `megasim backends` lists them).
+std::vector<BackendDescription> describe_backends();
+
+// The backend `name` names, when this build has it and it can do `what`; otherwise throws
+// sim::ConfigError("--backend", name, ...) listing those that can, and naming a known backend that
+// cannot or that this megasim was built without.
+BackendId backend_for(std::string_view name, Capability what);
+
+}  // namespace megasim::backend

@@ -1,0 +1,66 @@
+// The registry of backends (backend/registry.h): what a --backend value names, and what each
+// backend says about itself.
+#include "backend/registry.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/error.h"
+
+namespace megasim::backend {
+namespace {
+
+// The key and the message of the refusal, or "accepted".
+std::string refusal(std::string_view name, Capability what) {
+  try {
+    static_cast<void>(backend_for(name, what));
+  } catch (const sim::ConfigError& e) {
+    return e.key() + ": " + e.what();
+  }
+  return "accepted";
+}
+
+TEST(Registry, NamesTheBackendThatCanDoWhatTheCommandAsks) {
+  EXPECT_EQ(backend_for("sim", Capability::kRun), BackendId::kSim);
+  EXPECT_EQ(backend_for("cpu", Capability::kRun), BackendId::kCpu);
+  EXPECT_EQ(backend_for("cpu", Capability::kCalibrate), BackendId::kCpu);
+  EXPECT_EQ(backend_for("cpu", Capability::kValidate), BackendId::kCpu);
+  // The simulator measures nothing: it cannot calibrate or validate, and says which can.
+  const std::string sim = refusal("sim", Capability::kCalibrate);
+  EXPECT_EQ(sim.rfind("--backend: ", 0), 0u) << sim;
+  EXPECT_NE(sim.find("cpu ("), std::string::npos) << sim;
+  EXPECT_NE(sim.find("the sim backend cannot calibrate"), std::string::npos) << sim;
+  const std::string unknown = refusal("tpu", Capability::kRun);
+  EXPECT_NE(unknown.find("sim ("), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("cpu ("), std::string::npos) << unknown;
+}
+
+TEST(Registry, TheCudaBackendIsThereExactlyWhenItWasBuilt) {
+#ifdef MEGASIM_HAS_CUDA
+  EXPECT_EQ(backend_for("cuda", Capability::kValidate), BackendId::kCuda);
+#else
+  const std::string cuda = refusal("cuda", Capability::kRun);
+  EXPECT_NE(cuda.find("built without the cuda backend"), std::string::npos) << cuda;
+#endif
+}
+
+TEST(Registry, DescribesEveryKnownBackend) {
+  const std::vector<BackendDescription> all = describe_backends();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].name, "sim");
+  EXPECT_EQ(all[1].name, "cuda");
+  EXPECT_EQ(all[2].name, "cpu");
+  for (const BackendDescription& d : all) {
+    EXPECT_EQ(d.built, d.not_built.empty()) << d.name;
+    EXPECT_FALSE(d.summary.empty()) << d.name;
+    EXPECT_FALSE(d.capabilities.empty()) << d.name;
+  }
+  EXPECT_TRUE(all[0].built);
+  EXPECT_TRUE(all[2].built);
+  EXPECT_EQ(all[2].mpi.rfind("MPI ", 0), 0u) << all[2].mpi;
+  EXPECT_GE(all[2].hardware_threads, 1);
+}
+
+}  // namespace
+}  // namespace megasim::backend
