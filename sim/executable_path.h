@@ -1,5 +1,5 @@
 // This program's own executable, for the commands that re-execute themselves (sim/huge_page_heap.h,
-// backend/cpu/mpi_launch.h) whatever the working directory or PATH.
+// backend/mpi/mpi_launch.h) whatever the working directory or PATH.
 #pragma once
 
 #include <optional>
