@@ -31,6 +31,7 @@ BackendDescription sim_backend() {
   d.id = BackendId::kSim;
   d.name = "sim";
   d.built = true;
+  d.label = "the simulator";
   d.summary = "the flow-level cluster simulator";
   d.capabilities = {Capability::kRun};
   d.commands = "run, plan, collective, topo";
@@ -42,6 +43,7 @@ BackendDescription cpu_backend() {
   d.id = BackendId::kCpu;
   d.name = "cpu";
   d.built = true;
+  d.label = "Eigen + MPI";
   int major = 0;
   int minor = 0;
   MPI_Get_version(&major, &minor);  // callable before MPI_Init
@@ -57,6 +59,7 @@ BackendDescription cuda_backend() {
   BackendDescription d;
   d.id = BackendId::kCuda;
   d.name = "cuda";
+  d.label = "CUDA + NCCL";
   d.summary = "CUDA + NCCL";
   d.capabilities = {Capability::kRun, Capability::kCalibrate, Capability::kValidate};
   d.commands = "calibrate, validate, run";
@@ -81,6 +84,16 @@ bool can(const BackendDescription& d, Capability what) {
   return std::find(d.capabilities.begin(), d.capabilities.end(), what) != d.capabilities.end();
 }
 
+// "a (label), b (label) or c (label)".
+std::string listed(const std::vector<const BackendDescription*>& backends) {
+  std::string out;
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    if (i > 0) out += i + 1 == backends.size() ? " or " : ", ";
+    out += backends[i]->name + " (" + backends[i]->label + ")";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<BackendDescription> describe_backends() {
@@ -90,24 +103,25 @@ std::vector<BackendDescription> describe_backends() {
 BackendId backend_for(std::string_view name, Capability what) {
   // Not describe_backends(): asking for a backend must not probe the GPUs or load NCCL.
   const std::vector<BackendDescription> all = {sim_backend(), cpu_backend(), cuda_backend()};
-  std::string valid;
+  std::vector<const BackendDescription*> known_that_can;
+  std::vector<const BackendDescription*> built_that_can;
   const BackendDescription* named = nullptr;
   for (const BackendDescription& d : all) {
     if (d.name == name) named = &d;
-    if (d.built && can(d, what)) valid += (valid.empty() ? "" : " or ") + d.name + " (" + d.summary + ")";
+    if (!can(d, what)) continue;
+    known_that_can.push_back(&d);
+    if (d.built) built_that_can.push_back(&d);
   }
-  const std::string action(capability_name(what));
   if (named != nullptr && named->built && can(*named, what)) return named->id;
-  if (named != nullptr && !named->built) {
+  const std::string action(capability_name(what));
+  if (named == nullptr) throw sim::ConfigError("--backend", std::string(name), listed(known_that_can));
+  if (!named->built) {
     throw sim::ConfigError("--backend", std::string(name),
-                           valid + ": this megasim was built without the " + named->name + " backend (" +
-                               named->not_built + "; see `megasim backends`)");
+                           listed(built_that_can) + ": this megasim was built without the " + named->name +
+                               " backend (" + named->not_built + "; see `megasim backends`)");
   }
-  if (named != nullptr) {
-    throw sim::ConfigError("--backend", std::string(name),
-                           valid + ": the " + named->name + " backend cannot " + action);
-  }
-  throw sim::ConfigError("--backend", std::string(name), valid);
+  throw sim::ConfigError("--backend", std::string(name),
+                         listed(built_that_can) + ": the " + named->name + " backend cannot " + action);
 }
 
 }  // namespace megasim::backend

@@ -29,7 +29,8 @@ struct BackendDescription {
   BackendId id = BackendId::kSim;
   std::string name;     // as --backend takes it: "sim", "cpu", "cuda"
   bool built = false;   // false: this megasim was configured without it (why: not_built)
-  std::string summary;  // what it is, one line
+  std::string label;    // what it is in a few words, for error messages: "the simulator", "Eigen + MPI"
+  std::string summary;  // what it is, one line, with what it sees of this machine
   std::vector<Capability> capabilities;
   std::string commands;   // the commands that use it, as the user types them
   std::string not_built;  // why it is missing, when !built
@@ -45,8 +46,10 @@ struct BackendDescription {
 std::vector<BackendDescription> describe_backends();
 
 // The backend `name` names, when this build has it and it can do `what`; otherwise throws
-// sim::ConfigError("--backend", name, ...) listing those that can, and naming a known backend that
-// cannot or that this megasim was built without.
+// sim::ConfigError("--backend", name, ...): for an unknown name, every known backend that can do it
+// ("sim (the simulator), cpu (Eigen + MPI) or cuda (CUDA + NCCL)": the same in every build, as
+// Python's megasim.run says it); for a known one, those of this build that can, and why it cannot
+// (not built, or not a backend that does that).
 BackendId backend_for(std::string_view name, Capability what);
 
 }  // namespace megasim::backend
