@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <random>
 #include <vector>
 
 namespace megasim::backend::detail {
@@ -61,6 +63,48 @@ TEST(PauseSchedule, SaysWhenTheRanksLeaveNoTimeToCompute) {
   EXPECT_TRUE(schedule({0, 10, 20, 30, 40, 50, 60, 70, 80, 90}).covers_period());
   EXPECT_TRUE(PauseSchedule().empty());
   EXPECT_EQ(PauseSchedule().delay(5 * kMs, 5 * kMs), 0);
+}
+
+// However short the period, a task's delay takes a few steps: a task of 1 s on a period of 2 ns
+// paused half the time waits 1 s.
+TEST(PauseSchedule, ShortPeriodsCostNoTimeToCompute) {
+  const std::vector<sim::SimTime> phases = {0};
+  const PauseSchedule dense(phases, 2, 1);
+  EXPECT_EQ(dense.delay(0, sim::kSecond), sim::kSecond);
+  EXPECT_EQ(dense.delay(1, sim::kSecond), sim::kSecond - 1);  // starts in the free half
+}
+
+// The delay in closed form against a walk of every nanosecond: the task works in each nanosecond
+// no rank of its group is paused in (every integer period, before time 0 too), until its work is
+// done.
+sim::SimTime walked_delay(const std::vector<sim::SimTime>& phases, sim::SimTime period, sim::SimTime pause,
+                          sim::SimTime start, sim::SimTime duration) {
+  sim::SimTime worked = 0;
+  sim::SimTime extra = 0;
+  for (sim::SimTime t = start; worked < duration; ++t) {
+    bool paused = false;
+    for (const sim::SimTime p : phases) paused = paused || ((t - p) % period + period) % period < pause;
+    (paused ? extra : worked) += 1;
+  }
+  return extra;
+}
+
+TEST(PauseSchedule, AgreesWithAWalkOfEveryNanosecond) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const sim::SimTime period = 2 + static_cast<sim::SimTime>(rng() % 40);
+    const auto ranks = static_cast<std::size_t>(1 + rng() % 4);
+    const sim::SimTime pause = 1 + static_cast<sim::SimTime>(rng() % static_cast<std::uint64_t>(period / 2));
+    std::vector<sim::SimTime> phases(ranks);
+    for (sim::SimTime& p : phases) p = static_cast<sim::SimTime>(rng() % static_cast<std::uint64_t>(period));
+    const PauseSchedule schedule(phases, period, pause);
+    if (schedule.covers_period()) continue;
+    const auto start = static_cast<sim::SimTime>(rng() % 200);
+    const auto duration = static_cast<sim::SimTime>(rng() % 400);
+    ASSERT_EQ(schedule.delay(start, duration), walked_delay(phases, period, pause, start, duration))
+        << "period " << period << ", pause " << pause << ", " << ranks << " ranks, start " << start << ", duration "
+        << duration;
+  }
 }
 
 }  // namespace
