@@ -1,19 +1,17 @@
 #include "scenarios/campaign_oracle.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <limits>
 #include <memory>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include "backend/sim/fabric.h"
 #include "backend/sim/iteration_executor.h"
 #include "scenarios/device.h"
 #include "scenarios/run_study.h"
+#include "scenarios/thread_pool.h"
 #include "sim/error.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
@@ -167,25 +165,8 @@ void IterationOracle::simulate(const std::vector<FabricDamage>& states, double m
     }
   }
   std::vector<double> times(work.size(), 0);
-  std::vector<std::exception_ptr> errors(work.size());
-  std::atomic<std::size_t> next{0};
-  const auto worker = [&] {
-    for (std::size_t i = next++; i < work.size(); i = next++) {
-      try {
-        times[i] = simulate_one(work[i].first, drift_knot_uptime_s(work[i].second));
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  const std::size_t helpers = std::min<std::size_t>(std::max(1u, threads), work.size());
-  for (std::size_t t = 1; t < helpers; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  for_each_index(work.size(), std::max(1u, threads),
+                 [&](std::size_t i) { times[i] = simulate_one(work[i].first, drift_knot_uptime_s(work[i].second)); });
   for (std::size_t i = 0; i < work.size(); ++i) {
     if (work[i].second == 0) {
       iteration_s_.emplace(work[i].first, times[i]);

@@ -3,15 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <memory>
 #include <thread>
 
 #include "scenarios/calibration_parameters.h"
 #include "scenarios/device.h"
 #include "scenarios/run_study.h"
+#include "scenarios/thread_pool.h"
 #include "sim/error.h"
 #include "topology/topology.h"
 
@@ -55,28 +54,14 @@ std::vector<double> predict(const std::vector<RowModel>& rows, const std::vector
                             const Parameters& params, const std::vector<double>& x, MeasuredTarget target,
                             unsigned threads) {
   std::vector<double> out(which.size(), 0.0);
-  std::vector<std::exception_ptr> errors(which.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < which.size(); i = next++) {
-      const RowModel& row = rows[which[i]];
-      try {
-        out[i] = predicted_target(row, params, x, target);
-      } catch (const sim::ConfigError& e) {
-        errors[i] = std::make_exception_ptr(sim::ConfigError(row.label + ": " + e.what()));
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
+  for_each_index(which.size(), threads, [&](std::size_t i) {
+    const RowModel& row = rows[which[i]];
+    try {
+      out[i] = predicted_target(row, params, x, target);
+    } catch (const sim::ConfigError& e) {
+      throw sim::ConfigError(row.label + ": " + e.what());
     }
-  };
-  const unsigned pool = std::min<unsigned>(threads, static_cast<unsigned>(which.size()));
-  std::vector<std::thread> workers;
-  for (unsigned t = 1; t < pool; ++t) workers.emplace_back(work);
-  work();
-  for (std::thread& w : workers) w.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  });
   return out;
 }
 

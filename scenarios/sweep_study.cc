@@ -18,6 +18,7 @@
 
 #include "models/flops.h"
 #include "scenarios/run_study.h"
+#include "scenarios/thread_pool.h"
 
 namespace megasim::scenarios {
 namespace {
@@ -31,21 +32,6 @@ bool ranks_before(const SweepRow& a, const SweepRow& b) {
   const bool figures = sa == SweepStatus::kSimulated || sa == SweepStatus::kScreened;
   if (figures && a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
   return key_less(a.candidate, b.candidate);
-}
-
-// Runs `work` on `threads` threads (the caller's included), each until it returns false. `work`
-// catches its own exceptions (and makes every thread's next call return false).
-void run_pool(unsigned threads, const std::function<bool()>& work) {
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) {
-    pool.emplace_back([&work] {
-      while (work()) {
-      }
-    });
-  }
-  while (work()) {
-  }
-  for (std::thread& t : pool) t.join();
 }
 
 // The first error by row (rows are in key order).
@@ -68,7 +54,7 @@ void evaluate_all(const Scenario& base, std::vector<SweepRow>& rows, std::vector
   std::atomic<bool> failed{false};  // after an error no new simulation starts
   std::mutex progress_mutex;
   std::size_t done = 0;
-  run_pool(static_cast<unsigned>(std::min<std::size_t>(threads, todo.size())), [&] {
+  run_on_threads(static_cast<unsigned>(std::min<std::size_t>(threads, todo.size())), [&] {
     const std::size_t i = next++;
     if (i >= todo.size() || failed) return false;
     const std::size_t row = todo[i];
@@ -95,7 +81,7 @@ std::vector<SweepRow> confirm(const Scenario& base, std::vector<SweepRow> screen
   std::mutex mutex;  // guards the confirmation, the failures and the progress count
   bool failed = false;
   std::size_t done = 0;
-  run_pool(threads, [&] {
+  run_on_threads(threads, [&] {
     std::size_t index = 0;
     SweepCandidate candidate;
     {
