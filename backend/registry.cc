@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <thread>
 
+#include "backend/backend.h"
+#include "backend/cpu/cpu_job.h"
 #include "sim/error.h"
 
 #ifdef MEGASIM_HAS_CUDA
+#include "backend/cuda/cuda_job.h"
 #include "backend/cuda/device_info.h"
 #endif
 
@@ -122,6 +125,25 @@ BackendId backend_for(std::string_view name, Capability what) {
   }
   throw sim::ConfigError("--backend", std::string(name),
                          listed(built_that_can) + ": the " + named->name + " backend cannot " + action);
+}
+
+std::unique_ptr<Backend> make_backend(BackendId id) {
+  switch (id) {
+    case BackendId::kCpu:
+      return cpu::make_cpu_backend();
+    case BackendId::kCuda:
+#ifdef MEGASIM_HAS_CUDA
+      return cuda::make_cuda_backend();
+#else
+      static_cast<void>(backend_for("cuda", Capability::kRun));  // throws: not built
+      break;
+#endif
+    case BackendId::kSim:
+      break;
+  }
+  throw sim::ConfigError("--backend", "sim",
+                         "a backend that runs the workload for real (cpu or cuda): the simulator plays it through "
+                         "the iteration study");
 }
 
 }  // namespace megasim::backend

@@ -5,13 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda/cuda_job.h"
 #include "backend/cuda/device_info.h"
 #include "backend/cuda/gemm_probe.h"
 #include "backend/cuda/memory_probe.h"
 #include "backend/cuda/nccl_comms.h"
 #include "backend/cuda/nccl_probe.h"
 #include "backend/launch_env.h"
-#include "cli/cuda_runs.h"
+#include "cli/cpu_runs.h"
+#include "cli/measure_options.h"
 #include "models/gpu_spec.h"
 #include "models/parallel_groups.h"
 #include "sim/error.h"
@@ -108,19 +110,21 @@ void run_cuda_calibration(const scenarios::Scenario& scenario, const CudaCalibra
     on_rank_zero(calibrate_gpu(scenario, o, gpus.front(), nullptr));
     return;
   }
-  run_cuda_job(processes, "--gpus", [&](const CudaJobRank& rank) {
-    const models::ParallelLayout layout{1, 1, processes};  // the world; the probe splits it by host
-    backend::cuda::NcclComms comms(layout, rank.me.rank, rank.me.size, rank.broadcast);
-    if (rank.me.rank != 0) {
-      backend::cuda::measure_nccl_links(comms.world(), probe_options);
-      return;
-    }
-    auto links = [&] {
-      return to_link_measurements(backend::cuda::measure_nccl_links(comms.world(), probe_options),
-                                  probe_options.repetitions);
-    };
-    on_rank_zero(calibrate_gpu(scenario, o, gpus.at(static_cast<std::size_t>(rank.gpu)), links));
-  });
+  const backend::mpi::CommandLine relaunch{process_args().argc, process_args().argv};
+  backend::cuda::run_cuda_job(
+      processes, "--gpus", relaunch, nccl_id_file_exchange(), [&](const backend::cuda::CudaJobRank& rank) {
+        const models::ParallelLayout layout{1, 1, processes};  // the world; the probe splits it by host
+        backend::cuda::NcclComms comms(layout, rank.me.rank, rank.me.size, rank.broadcast);
+        if (rank.me.rank != 0) {
+          backend::cuda::measure_nccl_links(comms.world(), probe_options);
+          return;
+        }
+        auto links = [&] {
+          return to_link_measurements(backend::cuda::measure_nccl_links(comms.world(), probe_options),
+                                      probe_options.repetitions);
+        };
+        on_rank_zero(calibrate_gpu(scenario, o, gpus.at(static_cast<std::size_t>(rank.gpu)), links));
+      });
 }
 
 }  // namespace megasim::cli

@@ -3,7 +3,7 @@
 // NCCL measurements of its links (backend/cuda/nccl_probe.h) fitted by
 // scenarios/collective_calibration.h.
 //
-// The job: --gpus N > 1 starts N processes on this machine's GPUs under mpirun (cli/cuda_runs.h);
+// The job: --gpus N > 1 starts N processes on this machine's GPUs under mpirun (backend/cuda/cuda_job.h);
 // under a launcher (mpirun, srun, a RANK/WORLD_SIZE launcher) the job is the launcher's, one process
 // per GPU across its hosts, and --gpus, when given, must equal its size. Rank 0 measures the GEMMs
 // and copies as a one-GPU calibration does (the other ranks wait), then every rank takes part in the

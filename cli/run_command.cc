@@ -6,10 +6,10 @@
 #include <iostream>
 #include <memory>
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/backend.h"
 #include "backend/registry.h"
 #include "cli/commands.h"
-#include "cli/cpu_runs.h"
+#include "cli/measure_options.h"
 #include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/progress_bar.h"
@@ -23,11 +23,6 @@
 #include "scenarios/samples_study.h"
 #include "scenarios/validate_study.h"
 #include "sim/error.h"
-
-#ifdef MEGASIM_HAS_CUDA
-#include "backend/cuda/device_info.h"
-#include "cli/cuda_runs.h"
-#endif
 
 namespace megasim::cli {
 namespace {
@@ -87,37 +82,21 @@ void report_measured(const RunOptions& o, const scenarios::Scenario& s, const Me
   emit(o, s, run.workload, median, report);
 }
 
-// The iteration measured on the cpu backend (the median of --iterations, after one warm-up), reported
-// as the simulator's is, with MFU relative to this machine's measured peak.
-void run_on_cpu(const RunOptions& o, const scenarios::Scenario& s) {
-  if (s.gpu != scenarios::kCalibratedGpu) {
+// The iteration measured on a real backend (the median of --iterations, after one warm-up: cpu, one
+// MPI process per rank; cuda, one process per GPU), reported as the simulator's is. The cpu
+// backend's MFU is relative to this machine's measured peak (a "calibrated" device), the cuda
+// backend's to the scenario's GPU.
+void run_measured(const RunOptions& o, const scenarios::Scenario& s, backend::BackendId id) {
+  const std::unique_ptr<backend::Backend> real = backend::make_backend(id);
+  real->require_machine();
+  if (id == backend::BackendId::kCpu && s.gpu != scenarios::kCalibratedGpu) {
     throw sim::ConfigError("cluster.gpu", s.gpu,
                            "\"calibrated\" with --backend cpu (MFU is relative to this machine's measured peak: "
                            "megasim calibrate --backend cpu writes the calibration file)");
   }
   const MeasuredRun run = prepare_measured_run(o, s);
-  run_as_mpi_job(run.workload.plan.world_size, [&](int rank) {
-    const std::vector<backend::Trace> traces = backend::cpu::run_cpu_iterations(
-        run.workload, {.warmup_iterations = 1, .iterations = o.iterations, .timeout = checked_timeout(o.timeout_s)});
-    if (rank == 0) report_measured(o, s, run, traces);
-  });
-}
-
-// The iteration measured on the cuda backend, one process per GPU (the median of --iterations,
-// after one warm-up), reported as the simulator's is, with MFU relative to the scenario's GPU.
-// Called only when the registry has the backend (backend::backend_for).
-void run_on_cuda([[maybe_unused]] const RunOptions& o, [[maybe_unused]] const scenarios::Scenario& s) {
-#ifdef MEGASIM_HAS_CUDA
-  if (backend::cuda::visible_gpus().empty()) {
-    throw sim::ConfigError("--backend", o.backend, "a machine with a visible CUDA GPU (none found)");
-  }
-  const MeasuredRun run = prepare_measured_run(o, s);
-  backend::cuda::CudaRunOptions options;
-  options.iterations = o.iterations;
-  options.timeout = checked_timeout(o.timeout_s);
-  run_cuda_plan(run.workload, options,
-                [&](const std::vector<backend::Trace>& traces) { report_measured(o, s, run, traces); });
-#endif
+  real->run(run.workload, measure_options(1, o.iterations, checked_timeout(o.timeout_s)),
+            [&](const std::vector<backend::Trace>& traces) { report_measured(o, s, run, traces); });
 }
 
 // Options that do nothing in this run's context are refused (cli/option_checks.h).
@@ -141,15 +120,9 @@ void run_run(const RunOptions& o, backend::BackendId id) {
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   // Before the iteration runs, not after: an --out that cannot take the files is refused at once.
   if (!o.out_dir.empty()) scenarios::check_run_outputs(o.out_dir, "--out");
-  switch (id) {
-    case backend::BackendId::kCpu:
-      run_on_cpu(o, s);
-      return;
-    case backend::BackendId::kCuda:
-      run_on_cuda(o, s);
-      return;
-    case backend::BackendId::kSim:
-      break;
+  if (id != backend::BackendId::kSim) {
+    run_measured(o, s, id);
+    return;
   }
   scenarios::RunResult result = scenarios::run_iteration_study(s);
   if (o.samples > 1) {

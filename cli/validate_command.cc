@@ -4,7 +4,7 @@
 // verdict against the bound (scenarios/validate_study.h, validate_verdict.h). cpu: the whole plan,
 // one MPI process per rank, calibrated by default in rounds interleaved with the measured iterations
 // (cli/cpu_validate.h), or by the scenario's calibration.file. cuda: the scenario's calibration
-// file; the whole plan, one process per GPU (cli/cuda_runs.h); with --stage S, shard mode: the
+// file; the whole plan, one process per GPU (backend/cuda/cuda_job.h); with --stage S, shard mode: the
 // compute of one rank of pipeline stage S on this machine's GPU (backend/cuda/shard_runner.h),
 // compared with that rank's predicted compute. --out DIR writes validation.json, the Perfetto traces
 // measured_trace.json and predicted_trace.json, and (interleaved) the calibration it measured,
@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
 #include "cli/cpu_validate.h"
+#include "cli/measure_options.h"
 #include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/scenario_options.h"
@@ -35,7 +36,6 @@
 #ifdef MEGASIM_HAS_CUDA
 #include "backend/cuda/device_info.h"
 #include "backend/cuda/shard_runner.h"
-#include "cli/cuda_runs.h"
 #endif
 
 namespace megasim::cli {
@@ -105,15 +105,14 @@ void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]
   }
   const scenarios::RunResult predicted = scenarios::run_iteration_study(s);
   if (!o.shard) {  // the whole plan, one process per GPU
-    backend::cuda::CudaRunOptions run;
-    run.warmup_iterations = o.warmup;
-    run.iterations = o.iterations;
-    run.timeout = checked_timeout(o.timeout_s);
-    run_cuda_plan(predicted.workload, run, [&](const std::vector<backend::Trace>& measured) {
-      scenarios::ValidationReport report = scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
-      report.verdict = scenarios::judge(report, o.bound_percent);
-      emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
-    });
+    const backend::MeasureOptions run = measure_options(o.warmup, o.iterations, checked_timeout(o.timeout_s));
+    backend::make_backend(backend::BackendId::kCuda)
+        ->run(predicted.workload, run, [&](const std::vector<backend::Trace>& measured) {
+          scenarios::ValidationReport report =
+              scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
+          report.verdict = scenarios::judge(report, o.bound_percent);
+          emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
+        });
     return;
   }
   backend::cuda::ShardRunner shard(predicted.workload, o.stage);
