@@ -31,6 +31,11 @@ struct MeasureOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
   mpi::CommandLine relaunch;         // this command, re-executed under mpirun for a job started here
   SharedFileExchange file_exchange;  // for a job without MPI; empty: such a job is refused
+  // The cpu backend only: called once on every rank inside the job, before the warm-up; what it
+  // returns is called before each measured iteration with the iteration's index and destroyed inside
+  // the job, so it may hold the rank's MPI resources (validate's calibration rounds run there, so
+  // that they and the iterations they predict see the same machine). Empty: nothing.
+  std::function<std::function<void(int iteration)>()> make_before_iteration;
 };
 
 class Backend {

@@ -8,9 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/backend.h"
 #include "cli/cpu_probe.h"
 #include "cli/cpu_runs.h"
+#include "cli/measure_options.h"
 #include "cli/scenario_options.h"
 #include "models/plan.h"
 #include "scenarios/cpu_calibration.h"
@@ -129,20 +130,17 @@ void validate_on_cpu(const scenarios::Scenario& s, const CpuValidateOptions& o,
   check_scenario(s, o);
   const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
   const models::Workload workload = models::build_workload(s.model, plan);
-  run_as_mpi_job(plan.world_size, [&](int rank) {
-    backend::cpu::CpuRunOptions run;
-    run.warmup_iterations = o.warmup;
-    run.iterations = o.iterations;
-    run.timeout = checked_timeout(o.timeout_s);
-    std::vector<scenarios::CpuCalibrationReport> rounds;
-    std::unique_ptr<CpuProbeSession> session;
-    if (o.interleaved) {
-      session = std::make_unique<CpuProbeSession>(s);
-      // One timed run per probe and round: the rounds are the repetitions.
-      run.before_iteration = [&](int) { rounds.push_back(scenarios::run_cpu_calibration(s, session->probe(1))); };
-    }
-    const std::vector<backend::Trace> measured = backend::cpu::run_cpu_iterations(workload, run);
-    if (rank != 0) return;
+  backend::MeasureOptions run = measure_options(o.warmup, o.iterations, checked_timeout(o.timeout_s));
+  std::vector<scenarios::CpuCalibrationReport> rounds;
+  if (o.interleaved) {
+    // One timed run per probe and round: the rounds are the repetitions. The probe session (its
+    // communicators) is made on every rank inside the job and freed there.
+    run.make_before_iteration = [&]() -> std::function<void(int)> {
+      auto session = std::make_shared<CpuProbeSession>(s);
+      return [&rounds, &s, session](int) { rounds.push_back(scenarios::run_cpu_calibration(s, session->probe(1))); };
+    };
+  }
+  backend::make_backend(backend::BackendId::kCpu)->run(workload, run, [&](const std::vector<backend::Trace>& measured) {
     if (o.interleaved) {
       done(compare_interleaved(s, o, rounds, measured));
       return;

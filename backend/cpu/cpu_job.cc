@@ -13,9 +13,12 @@ class CpuJobBackend final : public Backend {
   void run(const models::Workload& workload, const MeasureOptions& options,
            const std::function<void(const std::vector<Trace>&)>& on_rank_zero) const override {
     mpi::run_as_mpi_job(workload.plan.world_size, options.relaunch, [&](int rank) {
-      const std::vector<Trace> traces = run_cpu_iterations(workload, {.warmup_iterations = options.warmup_iterations,
-                                                                      .iterations = options.iterations,
-                                                                      .timeout = options.timeout});
+      CpuRunOptions run;
+      run.warmup_iterations = options.warmup_iterations;
+      run.iterations = options.iterations;
+      run.timeout = options.timeout;
+      if (options.make_before_iteration) run.before_iteration = options.make_before_iteration();
+      const std::vector<Trace> traces = run_cpu_iterations(workload, run);
       if (rank == 0) on_rank_zero(traces);
     });
   }

@@ -54,6 +54,7 @@ class CudaJobBackend final : public Backend {
 
   void run(const models::Workload& workload, const MeasureOptions& options,
            const std::function<void(const std::vector<Trace>&)>& on_rank_zero) const override {
+    MEGASIM_ASSERT(!options.make_before_iteration, "the cuda backend runs nothing between its iterations");
     CudaRunOptions run;
     run.warmup_iterations = options.warmup_iterations;
     run.iterations = options.iterations;
