@@ -2,7 +2,6 @@
 #include <iostream>
 #include <memory>
 
-#include "backend/sim/fabric.h"
 #include "cli/commands.h"
 #include "cli/numeric_options.h"
 #include "cli/option_checks.h"
@@ -38,7 +37,7 @@ void run_collective(const CollectiveOptions& o) {
   request.op = models::parse_collective_op(o.op, "--op");
   request.algorithm = models::parse_collective_algorithm(o.algo, "--algo");
   request.bytes = scenarios::parse_bytes(o.bytes, "--bytes");
-  if (o.routing) s.fabric.routing = backend::parse_routing(*o.routing, "--routing");
+  if (o.routing) apply_option(s, "--routing", "fabric.routing", *o.routing);
   if (o.tp) s.plan.tensor_model_parallel_size = *o.tp;
   if (o.pp) s.plan.pipeline_model_parallel_size = *o.pp;
   if (o.group) request.scope = scenarios::parse_group_scope(*o.group, "--group");

@@ -45,6 +45,16 @@ scenarios::Scenario resolve_scenario(const ScenarioOptions& options) {
   return scenario;
 }
 
+void apply_option(scenarios::Scenario& scenario, const std::string& option, const std::string& key,
+                  const std::string& value) {
+  try {
+    scenarios::apply_override(scenario, key + "=" + value);
+  } catch (const sim::ConfigError& e) {
+    if (e.key() != key) throw;
+    throw sim::ConfigError(option, e.value(), e.valid());
+  }
+}
+
 void add_timeout_option(CLI::App& command, double& seconds) {
   command
       .add_option("--timeout", seconds,

@@ -33,6 +33,11 @@ scenarios::Scenario resolve_scenario(const ScenarioOptions& options);
 
 // `--timeout S` of the commands that run on a real backend: seconds a rank may wait without progress
 // (cuda: an iteration may take) before the run is aborted.
+// Sets `key` to `value` as `--set key=value` does, but a value the key refuses is refused naming
+// `option` (a command's own option for a scenario key, such as collective's --routing).
+void apply_option(scenarios::Scenario& scenario, const std::string& option, const std::string& key,
+                  const std::string& value);
+
 void add_timeout_option(CLI::App& command, double& seconds);
 // The timeout as milliseconds; throws sim::ConfigError("--timeout") unless seconds > 0.
 std::chrono::milliseconds checked_timeout(double seconds);
