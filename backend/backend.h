@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -52,6 +53,12 @@ class Backend {
   // one process it propagates: sim::ConfigError for what the machine or the options cannot do.
   virtual void run(const models::Workload& workload, const MeasureOptions& options,
                    const std::function<void(const std::vector<Trace>&)>& on_rank_zero) const = 0;
+  // Shard mode: the compute of one pipeline stage of `workload` on this process's device, without
+  // its communication (one GPU standing for a stage of a plan too large for the machine): one Trace
+  // per measured iteration after `warmup` discarded ones. Throws sim::ConfigError("--stage") for a
+  // stage outside the plan, or for a backend without shard mode (only cuda has one).
+  [[nodiscard]] virtual std::vector<Trace> run_stage(const models::Workload& workload, std::int64_t stage, int warmup,
+                                                     int iterations) const;
 };
 
 // The real backend `id` names, when this build has it (backend_for said so). Throws

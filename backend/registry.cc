@@ -127,6 +127,11 @@ BackendId backend_for(std::string_view name, Capability what) {
                          listed(built_that_can) + ": the " + named->name + " backend cannot " + action);
 }
 
+std::vector<Trace> Backend::run_stage(const models::Workload& /*workload*/, std::int64_t stage, int /*warmup*/,
+                                      int /*iterations*/) const {
+  throw sim::ConfigError("--stage", std::to_string(stage), "no stage: only the cuda backend has shard mode");
+}
+
 std::unique_ptr<Backend> make_backend(BackendId id) {
   switch (id) {
     case BackendId::kCpu:

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "backend/registry.h"
 #include "cli/commands.h"
 #include "cli/cpu_runs.h"
@@ -32,11 +33,6 @@
 #include "scenarios/run_study.h"
 #include "scenarios/validate_study.h"
 #include "sim/error.h"
-
-#ifdef MEGASIM_HAS_CUDA
-#include "backend/cuda/device_info.h"
-#include "backend/cuda/shard_runner.h"
-#endif
 
 namespace megasim::cli {
 namespace {
@@ -97,31 +93,26 @@ void validate_with_cpu_backend(const ValidateOptions& o, const scenarios::Scenar
   });
 }
 
-// Called only when the registry has the backend (backend::backend_for).
-void validate_on_cuda([[maybe_unused]] const ValidateOptions& o, [[maybe_unused]] const scenarios::Scenario& s) {
-#ifdef MEGASIM_HAS_CUDA
-  if (backend::cuda::visible_gpus().empty()) {
-    throw sim::ConfigError("--backend", o.backend, "a machine with a visible CUDA GPU (none found)");
-  }
+// The cuda backend: the whole plan as a job of one process per GPU, or with --stage one stage's
+// compute on this process's GPU (shard mode).
+void validate_on_cuda(const ValidateOptions& o, const scenarios::Scenario& s) {
+  const std::unique_ptr<backend::Backend> cuda = backend::make_backend(backend::BackendId::kCuda);
+  cuda->require_machine();
   const scenarios::RunResult predicted = scenarios::run_iteration_study(s);
-  if (!o.shard) {  // the whole plan, one process per GPU
+  if (!o.shard) {
     const backend::MeasureOptions run = measure_options(o.warmup, o.iterations, checked_timeout(o.timeout_s));
-    backend::make_backend(backend::BackendId::kCuda)
-        ->run(predicted.workload, run, [&](const std::vector<backend::Trace>& measured) {
-          scenarios::ValidationReport report =
-              scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
-          report.verdict = scenarios::judge(report, o.bound_percent);
-          emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
-        });
+    cuda->run(predicted.workload, run, [&](const std::vector<backend::Trace>& measured) {
+      scenarios::ValidationReport report = scenarios::compare(predicted.workload, predicted.trace, measured, s.name);
+      report.verdict = scenarios::judge(report, o.bound_percent);
+      emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
+    });
     return;
   }
-  backend::cuda::ShardRunner shard(predicted.workload, o.stage);
-  const std::vector<backend::Trace> measured = shard.run(o.warmup, o.iterations);
+  const std::vector<backend::Trace> measured = cuda->run_stage(predicted.workload, o.stage, o.warmup, o.iterations);
   scenarios::ValidationReport report =
       scenarios::compare_compute(predicted.workload, predicted.trace, measured, s.name);
   report.verdict = scenarios::judge(report, o.bound_percent);
   emit(o, s, report, predicted.workload, predicted.trace, measured[report.median_iteration]);
-#endif
 }
 
 void run_validate(const ValidateOptions& o) {

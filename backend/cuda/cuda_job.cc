@@ -8,6 +8,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/device_info.h"
+#include "backend/cuda/shard_runner.h"
 #include "backend/mpi/mpi_job.h"
 #include "backend/mpi/mpi_session.h"
 #include "sim/error.h"
@@ -50,6 +51,12 @@ class CudaJobBackend final : public Backend {
     if (visible_gpus().empty()) {
       throw sim::ConfigError("--backend", "cuda", "a machine with a visible CUDA GPU (none found)");
     }
+  }
+
+  [[nodiscard]] std::vector<Trace> run_stage(const models::Workload& workload, std::int64_t stage, int warmup,
+                                             int iterations) const override {
+    ShardRunner shard(workload, stage);
+    return shard.run(warmup, iterations);
   }
 
   void run(const models::Workload& workload, const MeasureOptions& options,

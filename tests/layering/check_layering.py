@@ -45,8 +45,6 @@ PENDING = {
     ("cli/cuda_calibrate.cc", "backend/cuda/memory_probe.h"): ISSUE_28,
     ("cli/cuda_calibrate.cc", "backend/cuda/nccl_comms.h"): ISSUE_28,
     ("cli/cuda_calibrate.cc", "backend/cuda/nccl_probe.h"): ISSUE_28,
-    ("cli/validate_command.cc", "backend/cuda/device_info.h"): ISSUE_28,
-    ("cli/validate_command.cc", "backend/cuda/shard_runner.h"): ISSUE_28,
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
