@@ -2,6 +2,8 @@
 // backend says about itself.
 #include "backend/registry.h"
 
+#include "backend/backend.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -60,6 +62,26 @@ TEST(Registry, DescribesEveryKnownBackend) {
   EXPECT_TRUE(all[2].built);
   EXPECT_EQ(all[2].mpi.rfind("MPI ", 0), 0u) << all[2].mpi;
   EXPECT_GE(all[2].hardware_threads, 1);
+}
+
+TEST(Registry, MakesTheRealBackendsAndRefusesWhatTheyCannotDo) {
+  const std::unique_ptr<Backend> cpu = make_backend(BackendId::kCpu);
+  EXPECT_EQ(cpu->id(), BackendId::kCpu);
+  cpu->require_machine();  // a CPU is always there
+  // Shard mode is the cuda backend's alone: the cpu backend refuses --stage before running anything.
+  try {
+    static_cast<void>(cpu->run_stage(models::Workload{}, 0, 0, 1));
+    ADD_FAILURE() << "the cpu backend ran a stage";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), "--stage");
+  }
+  // The simulator is not run through this interface.
+  try {
+    static_cast<void>(make_backend(BackendId::kSim));
+    ADD_FAILURE() << "made a simulator backend";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), "--backend");
+  }
 }
 
 }  // namespace
