@@ -42,11 +42,20 @@ struct BackendDescription {
   std::vector<GpuDescription> gpus;
 };
 
-// Every backend megasim knows, built or not: sim, cuda, cpu (the order `megasim backends` lists them).
+// Every backend megasim knows, built or not, with what is fixed when megasim is built (no probing
+// of the machine): sim, cpu, cuda. In megasim_backend, so that the Python module has it without MPI.
+std::vector<BackendDescription> known_backends();
+
+// The names of the backends this megasim was built with: sim, cpu and, when built, cuda.
+std::vector<std::string> available_backends();
+
+// known_backends() with what each sees of this machine (the MPI version, hardware threads, NCCL's
+// version and the visible GPUs), in the order `megasim backends` lists them: sim, cuda, cpu.
+// In megasim_backend_registry.
 std::vector<BackendDescription> describe_backends();
 
-// The backend `name` names, when this build has it and it can do `what`; otherwise throws
-// sim::ConfigError("--backend", name, ...): for an unknown name, every known backend that can do it
+// The backend `name` names, when this build has it and it can do `what` (known_backends(), no probing); otherwise
+// throws sim::ConfigError("--backend", name, ...): for an unknown name, every known backend that can do it
 // ("sim (the simulator), cpu (Eigen + MPI) or cuda (CUDA + NCCL)": the same in every build, as
 // Python's megasim.run says it); for a known one, those of this build that can, and why it cannot
 // (not built, or not a backend that does that).

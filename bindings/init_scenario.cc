@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "backend/registry.h"
 #include "bindings/init.h"
 #include "scenarios/api.h"
 #include "sim/error.h"
@@ -142,6 +143,8 @@ void init_scenario(py::module_& m) {
         "Loads a scenario TOML file (a regular file of at most 64 MiB: scenarios/input_file.h)");
   m.def("_keys_json", &scenarios::keys_json, "The table of every scenario key as `megasim keys --json`");
   m.def("_keys_text", &scenarios::describe_keys, "The table of every scenario key as `megasim keys` prints it");
+  m.def("_available_backends", &backend::available_backends,
+        "The backends this megasim was built with (backend/registry.h): sim, cpu and, when built, cuda");
 }
 
 }  // namespace megasim::bindings

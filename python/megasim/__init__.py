@@ -30,6 +30,13 @@ def keys():
     return json.loads(_megasim._keys_json())["keys"]
 
 
+def available_backends():
+    """The backends this megasim was built with, as `megasim backends` lists them built: "sim", "cpu"
+    and, when the CUDA backend was built, "cuda". Only "sim" runs from Python (megasim.run); the
+    others run one process per rank from the command line."""
+    return list(_megasim._available_backends())
+
+
 def keys_text():
     """The key table as `megasim keys` prints it."""
     return _megasim._keys_text()

@@ -66,6 +66,13 @@ def test_campaign_matches_cli():
 
 
 
+def test_available_backends_are_those_the_cli_lists_as_built():
+    built = [b["name"] for b in cli_json("backends")["backends"] if b["built"]]
+    available = megasim.available_backends()
+    assert sorted(available) == sorted(built)
+    assert available[:2] == ["sim", "cpu"]
+
+
 def test_keys_is_the_table_as_data():
     keys = megasim.keys()
     assert keys == cli_json("keys")["keys"]
