@@ -40,8 +40,7 @@ std::vector<BackendDescription> describe_backends() {
     }
 #endif
   }
-  // The order `megasim backends` lists them: the simulator, the GPU backend, the CPU backend.
-  return {all[0], all[2], all[1]};
+  return all;
 }
 
 std::vector<Trace> Backend::run_stage(const models::Workload& /*workload*/, std::int64_t stage, int /*warmup*/,

@@ -50,7 +50,7 @@ std::vector<BackendDescription> known_backends();
 std::vector<std::string> available_backends();
 
 // known_backends() with what each sees of this machine (the MPI version, hardware threads, NCCL's
-// version and the visible GPUs), in the order `megasim backends` lists them: sim, cuda, cpu.
+// version and the visible GPUs), in the same order.
 // In megasim_backend_registry.
 std::vector<BackendDescription> describe_backends();
 

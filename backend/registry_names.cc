@@ -1,6 +1,7 @@
 #include "backend/registry.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "sim/error.h"
 
@@ -19,44 +20,16 @@ std::string_view capability_name(Capability c) {
   return "?";
 }
 
-BackendDescription sim_backend() {
+BackendDescription entry(BackendId id, std::string name, std::string label, std::string summary,
+                         std::vector<Capability> capabilities, std::string commands) {
   BackendDescription d;
-  d.id = BackendId::kSim;
-  d.name = "sim";
+  d.id = id;
+  d.name = std::move(name);
   d.built = true;
-  d.label = "the simulator";
-  d.summary = "the flow-level cluster simulator";
-  d.capabilities = {Capability::kRun};
-  d.commands = "run, plan, collective, topo";
-  return d;
-}
-
-BackendDescription cpu_backend() {
-  BackendDescription d;
-  d.id = BackendId::kCpu;
-  d.name = "cpu";
-  d.built = true;
-  d.label = "Eigen + MPI";
-  d.summary = "Eigen float32 kernels + MPI between processes";
-  d.capabilities = {Capability::kRun, Capability::kCalibrate, Capability::kValidate};
-  d.commands = "run, calibrate, validate";
-  return d;
-}
-
-BackendDescription cuda_backend() {
-  BackendDescription d;
-  d.id = BackendId::kCuda;
-  d.name = "cuda";
-  d.label = "CUDA + NCCL";
-  d.summary = "CUDA + NCCL";
-  d.capabilities = {Capability::kRun, Capability::kCalibrate, Capability::kValidate};
-  d.commands = "calibrate, validate, run";
-  // MEGASIM_CUDA_BUILT: set on this file by backend/CMakeLists.txt when the CUDA backend is built.
-#ifdef MEGASIM_CUDA_BUILT
-  d.built = true;
-#else
-  d.not_built = "configured with MEGASIM_WITH_CUDA=OFF, or CUDA and NCCL were not found";
-#endif
+  d.label = std::move(label);
+  d.summary = std::move(summary);
+  d.capabilities = std::move(capabilities);
+  d.commands = std::move(commands);
   return d;
 }
 
@@ -77,7 +50,21 @@ std::string listed(const std::vector<const BackendDescription*>& backends) {
 }  // namespace
 
 std::vector<BackendDescription> known_backends() {
-  return {sim_backend(), cpu_backend(), cuda_backend()};
+  constexpr Capability kRun = Capability::kRun, kCalibrate = Capability::kCalibrate, kValidate = Capability::kValidate;
+  std::vector<BackendDescription> all = {
+      entry(BackendId::kSim, "sim", "the simulator", "the flow-level cluster simulator", {kRun},
+            "run, plan, collective, topo"),
+      entry(BackendId::kCpu, "cpu", "Eigen + MPI", "Eigen float32 kernels + MPI between processes",
+            {kRun, kCalibrate, kValidate}, "run, calibrate, validate"),
+      entry(BackendId::kCuda, "cuda", "CUDA + NCCL", "CUDA + NCCL", {kRun, kCalibrate, kValidate},
+            "run, calibrate, validate"),
+  };
+  // MEGASIM_CUDA_BUILT: set on this file by backend/CMakeLists.txt when the CUDA backend is built.
+#ifndef MEGASIM_CUDA_BUILT
+  all[2].built = false;
+  all[2].not_built = "configured with MEGASIM_WITH_CUDA=OFF, or CUDA and NCCL were not found";
+#endif
+  return all;
 }
 
 std::vector<std::string> available_backends() {

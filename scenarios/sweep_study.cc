@@ -4,7 +4,6 @@
 #include "scenarios/sweep_study.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -50,26 +49,30 @@ void evaluate_all(const Scenario& base, std::vector<SweepRow>& rows, std::vector
     return estimated_cost(rows[a].candidate) > estimated_cost(rows[b].candidate);
   });
   std::vector<std::exception_ptr> errors(rows.size());
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};  // after an error no new simulation starts
   std::mutex progress_mutex;
   std::size_t done = 0;
-  run_on_threads(static_cast<unsigned>(std::min<std::size_t>(threads, todo.size())), [&] {
-    const std::size_t i = next++;
-    if (i >= todo.size() || failed) return false;
-    const std::size_t row = todo[i];
-    try {
-      rows[row] = evaluate(base, rows[row].candidate, topologies);
-    } catch (...) {
-      errors[row] = std::current_exception();
-      failed = true;
-    }
-    const std::lock_guard<std::mutex> lock(progress_mutex);
-    ++done;
-    if (progress) progress(phase, done, todo.size());
-    return true;
-  });
-  rethrow_first(errors);
+  try {
+    // After an error no new simulation starts; the first error by row is the one reported.
+    for_each_index(
+        todo.size(), threads,
+        [&](std::size_t i) {
+          const std::size_t row = todo[i];
+          try {
+            rows[row] = evaluate(base, rows[row].candidate, topologies);
+          } catch (...) {
+            errors[row] = std::current_exception();
+          }
+          {
+            const std::lock_guard<std::mutex> lock(progress_mutex);
+            ++done;
+            if (progress) progress(phase, done, todo.size());
+          }
+          if (errors[row]) std::rethrow_exception(errors[row]);
+        },
+        true);
+  } catch (...) {
+    rethrow_first(errors);
+  }
 }
 
 // The confirmation of screened rows on `threads` threads: each takes the next row the confirmation

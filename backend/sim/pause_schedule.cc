@@ -24,12 +24,8 @@ PauseSchedule::PauseSchedule(std::span<const sim::SimTime> phases, sim::SimTime 
     last.length = std::max(last.length, period + intervals_.front().begin + intervals_.front().length - last.begin);
     intervals_.erase(intervals_.begin());
   }
-}
-
-sim::SimTime PauseSchedule::paused_per_period() const {
-  sim::SimTime paused = 0;
-  for (const Interval& i : intervals_) paused += i.length;
-  return std::min(paused, period_);
+  for (const Interval& i : intervals_) paused_ += i.length;
+  paused_ = std::min(paused_, period_);
 }
 
 sim::SimTime PauseSchedule::delay(sim::SimTime start, sim::SimTime duration) const {
@@ -40,8 +36,7 @@ sim::SimTime PauseSchedule::delay(sim::SimTime start, sim::SimTime duration) con
   // paused time L and gives the free time F = P - L), and walks the cycle it ends in: O(pauses per
   // period), however short the period.
   const sim::SimTime b0 = intervals_.front().begin;
-  const sim::SimTime paused = paused_per_period();
-  const sim::SimTime free = period_ - paused;                        // > 0: covers_period() is false
+  const sim::SimTime free = period_ - paused_;                       // > 0: covers_period() is false
   std::int64_t k = (start - b0) >= 0 ? (start - b0) / period_ : -1;  // start >= 0 > b0 - P
   sim::SimTime t = start;
   sim::SimTime remaining = duration;
@@ -73,7 +68,7 @@ sim::SimTime PauseSchedule::delay(sim::SimTime start, sim::SimTime duration) con
                               sim::to_seconds(t) + static_cast<double>(cycles) * sim::to_seconds(period_));
       }
       t += cycles * period_;
-      extra = sim::add_time(extra, cycles * paused, "a compute task's pauses");
+      extra = sim::add_time(extra, cycles * paused_, "a compute task's pauses");
       remaining -= cycles * free;
       k += cycles;
       skipped = true;

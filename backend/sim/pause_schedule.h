@@ -22,7 +22,7 @@ class PauseSchedule {
 
   [[nodiscard]] bool empty() const { return intervals_.empty(); }
   // The time per period the group is paused, at most `period`.
-  [[nodiscard]] sim::SimTime paused_per_period() const;
+  [[nodiscard]] sim::SimTime paused_per_period() const { return paused_; }
   [[nodiscard]] bool covers_period() const { return !empty() && paused_per_period() >= period_; }
 
   // The extra time a compute task starting at `start` and needing `duration` of compute spends in
@@ -37,6 +37,7 @@ class PauseSchedule {
   };
   sim::SimTime period_ = 0;
   std::vector<Interval> intervals_;  // disjoint, by begin
+  sim::SimTime paused_ = 0;          // their total length, at most period_
 };
 
 }  // namespace megasim::backend::detail

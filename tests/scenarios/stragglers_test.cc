@@ -129,7 +129,9 @@ TEST(Stragglers, UnplannedPausesOfATpGroupsRanksAdd) {
   EXPECT_LE(planned, most(planned) * pause * (1 + 1e-6));
   EXPECT_GE(unplanned, 0.8 * 8 * met * pause);
   EXPECT_LE(unplanned, 8 * most(unplanned) * pause * (1 + 1e-6));
-  EXPECT_GT(unplanned, 4 * planned);  // the property itself, against the planned ~1x
+  // The property itself: the independent phases give about 8x (each rank's pauses in full, less
+  // the ~7% lost to overlaps); at least half of that.
+  EXPECT_GT(unplanned, 4 * planned);
 }
 
 TEST(Stragglers, DrawsAreDeterministicAndFollowTheirParameters) {
