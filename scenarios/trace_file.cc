@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "models/plan.h"
@@ -16,6 +17,14 @@ namespace megasim::scenarios {
 namespace {
 
 using Kind = JsonValue::Kind;
+
+// The integer a JSON number stands for, when it is one a double holds exactly (|x| <= 2^53);
+// converting a larger or fractional double to an integer type would be undefined.
+std::optional<std::int64_t> exact_integer(double x) {
+  constexpr double kLargestExact = 9007199254740992.0;  // 2^53
+  if (!(std::fabs(x) <= kLargestExact) || x != std::floor(x)) return std::nullopt;
+  return static_cast<std::int64_t>(x);
+}
 
 class Reader {
  public:
@@ -32,9 +41,17 @@ class Reader {
   }
 
   std::int64_t integer(const JsonValue& object, std::string_view key, std::string_view where) const {
-    const double x = member(object, key, Kind::kNumber, where).number;
-    if (x != std::floor(x) || std::fabs(x) > 9e15) fail(fmt::format("{}.{} is not an integer", where, key));
-    return static_cast<std::int64_t>(x);
+    const std::optional<std::int64_t> x = exact_integer(member(object, key, Kind::kNumber, where).number);
+    if (!x) fail(fmt::format("{}.{} is not an integer", where, key));
+    return *x;
+  }
+
+  // An integer member in [0, bound), for an index into something of `bound` elements.
+  std::int32_t index(const JsonValue& object, std::string_view key, std::string_view where, std::int64_t bound,
+                     std::string_view of_what) const {
+    const std::int64_t x = integer(object, key, where);
+    if (x < 0 || x >= bound) fail(fmt::format("{} of {} {}, not {} (0 to {})", where, key, x, of_what, bound - 1));
+    return static_cast<std::int32_t>(x);
   }
 
   Scenario scenario(const JsonValue& keys) const {
@@ -53,13 +70,15 @@ class Reader {
         case Kind::kString:
           value = json.text;
           break;
-        case Kind::kNumber:
-          if (key.type == ValueType::kInt && json.number == std::floor(json.number)) {
-            value = static_cast<std::int64_t>(json.number);
+        case Kind::kNumber: {
+          const std::optional<std::int64_t> whole = exact_integer(json.number);
+          if (key.type == ValueType::kInt && whole) {
+            value = *whole;
           } else {
-            value = json.number;
+            value = json.number;  // coerce() refuses a fractional or too large value for an int key
           }
           break;
+        }
         default:
           fail(fmt::format("scenario key \"{}\" has no scalar value", name));
       }
@@ -130,15 +149,16 @@ TraceFile assemble(const TraceEvents& doc, std::string_view source) {
   for (const JsonValue& u : in.member(meta, "units", Kind::kArray, "megasim").items) {
     backend::TraceUnit unit;
     for (const JsonValue& r : in.member(u, "ranks", Kind::kArray, "a unit").items) {
-      if (r.kind != Kind::kNumber) in.fail("a unit's ranks are not numbers");
-      unit.ranks.push_back(static_cast<std::int64_t>(r.number));
+      const std::optional<std::int64_t> rank = r.kind == Kind::kNumber ? exact_integer(r.number) : std::nullopt;
+      if (!rank || *rank < 0 || *rank >= s.cluster.gpus) {
+        in.fail(fmt::format("a unit's ranks are not ranks of the scenario's {} GPUs", s.cluster.gpus));
+      }
+      unit.ranks.push_back(*rank);
     }
     if (unit.ranks.empty()) in.fail("a unit has no ranks");
-    unit.stage = static_cast<std::int32_t>(in.integer(u, "stage", "a unit"));
-    unit.replica = static_cast<std::int32_t>(in.integer(u, "replica", "a unit"));
-    if (unit.stage < 0 || static_cast<std::size_t>(unit.stage) >= f.workload.stages.size()) {
-      in.fail(fmt::format("a unit of stage {}, not a stage of the plan", unit.stage));
-    }
+    unit.stage =
+        in.index(u, "stage", "a unit", static_cast<std::int64_t>(f.workload.stages.size()), "a stage of the plan");
+    unit.replica = in.index(u, "replica", "a unit", f.workload.plan.dp, "a data-parallel replica of the plan");
     in.fill(unit, doc.events, f.workload);
     f.trace.units.push_back(std::move(unit));
   }

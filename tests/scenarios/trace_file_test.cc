@@ -84,5 +84,30 @@ TEST(TraceFile, TracesThatCannotBeAnalysedAreErrors) {
   EXPECT_NE(error_of(unknown).find("gpux"), std::string::npos) << error_of(unknown);
 }
 
+// Numbers a double holds but an integer does not (found by the trace fuzzer: 1e27 GPUs was
+// converted to an int64, undefined behaviour) are refused by name, as are indices out of range.
+TEST(TraceFile, NumbersOutOfRangeAreErrorsNotConversions) {
+  const Scenario s = tp_pp_dp();
+  const RunResult run = run_iteration_study(s);
+  const std::string json = perfetto_trace_json(run.workload, run.trace, {{}, 0}, &s);
+  const auto with = [&json](const std::string& from, const std::string& to) {
+    std::string changed = json;
+    const std::size_t at = changed.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) changed.replace(at, from.size(), to);
+    return error_of(changed);
+  };
+  EXPECT_NE(with("\"cluster.gpus\":8", "\"cluster.gpus\":1e27").find("cluster.gpus"), std::string::npos);
+  EXPECT_NE(with("\"cluster.gpus\":8", "\"cluster.gpus\":8.5").find("cluster.gpus"), std::string::npos);
+  const std::string unit = "{\"ranks\":[0,1],\"stage\":0,\"replica\":0}";
+  EXPECT_NE(with(unit, "{\"ranks\":[1e300],\"stage\":0,\"replica\":0}").find("not ranks of the scenario's 8 GPUs"),
+            std::string::npos);
+  EXPECT_NE(with(unit, "{\"ranks\":[-1],\"stage\":0,\"replica\":0}").find("not ranks"), std::string::npos);
+  EXPECT_NE(with(unit, "{\"ranks\":[0,1],\"stage\":4294967296,\"replica\":0}").find("stage 4294967296, not a stage"),
+            std::string::npos);
+  EXPECT_NE(with(unit, "{\"ranks\":[0,1],\"stage\":0,\"replica\":1e20}").find("replica is not an integer"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace megasim::scenarios
