@@ -14,6 +14,16 @@
 #endif
 
 namespace megasim::backend {
+namespace {
+
+std::string name_of(BackendId id) {
+  for (const BackendDescription& d : known_backends()) {
+    if (d.id == id) return d.name;
+  }
+  return "an unknown backend";
+}
+
+}  // namespace
 
 std::vector<BackendDescription> describe_backends() {
   std::vector<BackendDescription> all = known_backends();
@@ -46,6 +56,18 @@ std::vector<BackendDescription> describe_backends() {
 std::vector<Trace> Backend::run_stage(const models::Workload& /*workload*/, std::int64_t stage, int /*warmup*/,
                                       int /*iterations*/) const {
   throw sim::ConfigError("--stage", std::to_string(stage), "no stage: only the cuda backend has shard mode");
+}
+
+void Backend::require_job_fits(const models::Workload& /*workload*/, const models::MemoryEstimate& /*memory*/) const {}
+
+void Backend::probe_gpu(const ProbeOptions& /*options*/,
+                        const std::function<void(const GpuProbe&)>& /*on_rank_zero*/) const {
+  throw sim::ConfigError("--backend", name_of(id()), "cuda: only the cuda backend measures a GPU");
+}
+
+void Backend::probe_cpu(const models::Workload& /*workload*/, const ProbeOptions& /*options*/,
+                        const std::function<void(const CpuProbe&, int rank)>& /*body*/) const {
+  throw sim::ConfigError("--backend", name_of(id()), "cpu: only the cpu backend probes the cpu backend");
 }
 
 std::unique_ptr<Backend> make_backend(BackendId id) {

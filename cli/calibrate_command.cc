@@ -1,34 +1,32 @@
 // `megasim calibrate --backend cuda|cpu [SCENARIO] [--gpu NAME] [--gpus N] [--nccl-max-bytes SIZE]
 // [--out FILE] [--json]`, or `megasim calibrate --measured FILE.csv [SCENARIO] ...` (fits the cost
-// model to measured runs instead, cli/calibrate_measured.h): measures the cost model's inputs on this machine's GPU
-// (scenarios/calibrate_study.h; with --gpus N or under a launcher, also the links between the job's
-// GPUs over NCCL, cli/cuda_calibrate.h) or CPU cores (scenarios/cpu_calibration.h, as many MPI ranks
-// as the plan has) and writes a calibration file.
+// model to measured runs instead, cli/calibrate_measured.h): measures the cost model's inputs on this
+// machine's GPU (scenarios/calibrate_study.h; with --gpus N or under a launcher, also the links
+// between the job's GPUs over NCCL: backend/cuda/cuda_probe.h) or CPU cores
+// (scenarios/cpu_calibration.h, as many MPI ranks as the plan has) with the backend's probe
+// (Backend::probe_gpu, probe_cpu) and writes a calibration file.
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "backend/backend.h"
 #include "backend/registry.h"
 #include "cli/calibrate_measured.h"
 #include "cli/commands.h"
-#include "cli/cpu_runs.h"
+#include "cli/measure_options.h"
 #include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "models/gpu_spec.h"
 #include "models/memory.h"
 #include "models/plan.h"
+#include "models/workload.h"
 #include "scenarios/calibrate_study.h"
 #include "scenarios/cpu_calibration.h"
 #include "scenarios/output_files.h"
-#include "sim/error.h"
-
 #include "scenarios/units.h"
-
-#ifdef MEGASIM_HAS_CUDA
-#include "cli/cuda_calibrate.h"
-#endif
+#include "sim/error.h"
 
 namespace megasim::cli {
 namespace {
@@ -45,17 +43,36 @@ struct CalibrateOptions {
   MeasuredCalibrateOptions measured;
 };
 
+// Rendered before anything is written, so a failure leaves no partial output.
+template <typename Report>
+void print_and_write(const CalibrateOptions& o, const Report& report) {
+  const std::string text = o.json ? scenarios::to_json(report) : scenarios::to_text(report);
+  if (!o.out_file.empty()) scenarios::write_output_file(o.out_file, scenarios::to_calibration_toml(report), "--out");
+  std::cout << text << std::flush;
+}
+
 // Measured on every rank of the plan's job at once; rank 0 prints and writes.
 void run_calibrate_cpu(const CalibrateOptions& o) {
   const scenarios::Scenario s = resolve_scenario(o.scenario);
   const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
-  require_cpu_job_fits(s);
-  run_as_mpi_job(plan.world_size, [&](int rank) {
-    const scenarios::CpuCalibrationReport report = measure_cpu_calibration(s, o.repetitions.value_or(5));
-    if (rank != 0) return;
-    const std::string text = o.json ? scenarios::to_json(report) : scenarios::to_text(report);
-    if (!o.out_file.empty()) scenarios::write_output_file(o.out_file, scenarios::to_calibration_toml(report), "--out");
-    std::cout << text << std::flush;
+  const models::Workload workload = models::build_workload(s.model, plan);
+  const std::unique_ptr<backend::Backend> cpu = backend::make_backend(backend::BackendId::kCpu);
+  cpu->require_job_fits(workload, models::estimate_memory(s.model, plan));
+  cpu->probe_cpu(workload, probe_options(o.repetitions.value_or(5)), [&](const backend::CpuProbe& probe, int rank) {
+    const scenarios::CpuCalibrationReport report = scenarios::run_cpu_calibration(s, probe);
+    if (rank == 0) print_and_write(o, report);
+  });
+}
+
+// This process's GPU (and the job's links); rank 0 prints and writes.
+void run_calibrate_gpu(backend::BackendId id, const CalibrateOptions& o, double nccl_max_bytes) {
+  const scenarios::Scenario s = resolve_scenario(o.scenario);
+  backend::ProbeOptions probe = probe_options(o.repetitions.value_or(20));
+  probe.gpu_name = o.gpu;
+  probe.processes = o.gpus;
+  probe.nccl_max_bytes = nccl_max_bytes;
+  backend::make_backend(id)->probe_gpu(probe, [&](const backend::GpuProbe& measured) {
+    print_and_write(o, scenarios::run_calibration(s, measured.gpu, measured));
   });
 }
 
@@ -81,19 +98,7 @@ void run_calibrate(const CLI::App& cmd, const CalibrateOptions& o) {
     run_calibrate_cpu(o);
     return;
   }
-  // Here only when the registry has the cuda backend (backend::backend_for).
-#ifdef MEGASIM_HAS_CUDA
-  const scenarios::Scenario scenario = resolve_scenario(o.scenario);
-  CudaCalibrateOptions cuda{o.gpu, o.repetitions, o.gpus, nccl_max_bytes};
-  run_cuda_calibration(scenario, cuda, [&](const scenarios::CalibrationReport& report) {
-    // Rendered before anything is written, so a failure leaves no partial output.
-    const std::string text = o.json ? scenarios::to_json(report) : scenarios::to_text(report);
-    if (!o.out_file.empty()) scenarios::write_output_file(o.out_file, scenarios::to_calibration_toml(report), "--out");
-    std::cout << text << std::flush;
-  });
-#else
-  static_cast<void>(nccl_max_bytes);
-#endif
+  run_calibrate_gpu(id, o, nccl_max_bytes);
 }
 
 }  // namespace

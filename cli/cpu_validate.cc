@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "cli/cpu_probe.h"
-#include "cli/cpu_runs.h"
 #include "cli/measure_options.h"
 #include "cli/scenario_options.h"
+#include "models/memory.h"
 #include "models/plan.h"
+#include "models/workload.h"
 #include "scenarios/cpu_calibration.h"
 #include "scenarios/device.h"
 #include "scenarios/run_study.h"
@@ -84,7 +84,9 @@ void check_scenario(const scenarios::Scenario& s, const CpuValidateOptions& o) {
   any_device.gpu = "A100-SXM-80GB";
   any_device.calibration_file.clear();
   scenarios::validate(o.interleaved ? any_device : s);
-  require_cpu_job_fits(s);
+  const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
+  backend::make_backend(backend::BackendId::kCpu)
+      ->require_job_fits(models::build_workload(s.model, plan), models::estimate_memory(s.model, plan));
   // With a file, the prediction first: a scenario the simulator refuses is refused before any
   // process is started.
   if (!o.interleaved) scenarios::run_iteration_study(s);
@@ -133,11 +135,9 @@ void validate_on_cpu(const scenarios::Scenario& s, const CpuValidateOptions& o,
   backend::MeasureOptions run = measure_options(o.warmup, o.iterations, checked_timeout(o.timeout_s));
   std::vector<scenarios::CpuCalibrationReport> rounds;
   if (o.interleaved) {
-    // One timed run per probe and round: the rounds are the repetitions. The probe session (its
-    // communicators) is made on every rank inside the job and freed there.
-    run.make_before_iteration = [&]() -> std::function<void(int)> {
-      auto session = std::make_shared<CpuProbeSession>(s);
-      return [&rounds, &s, session](int) { rounds.push_back(scenarios::run_cpu_calibration(s, session->probe(1))); };
+    // One timed run per probe and round: the rounds are the repetitions.
+    run.probe_before_iteration = [&rounds, &s](int /*iteration*/, const backend::CpuProbe& probe) {
+      rounds.push_back(scenarios::run_cpu_calibration(s, probe));
     };
   }
   backend::make_backend(backend::BackendId::kCpu)->run(workload, run, [&](const std::vector<backend::Trace>& measured) {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/cpu_runs.h"
 #include "cli/empty_values.h"
+#include "cli/process_args.h"
 #include "cli/standard_output.h"
 #include "scenarios/build_info.h"
 #include "sim/error.h"

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <thread>
 
-#include "cli/cpu_runs.h"
+#include "cli/process_args.h"
 #include "scenarios/input_file.h"
 #include "scenarios/output_files.h"
 #include "sim/error.h"
@@ -24,6 +24,14 @@ backend::MeasureOptions measure_options(int warmup_iterations, int iterations, s
   o.warmup_iterations = warmup_iterations;
   o.iterations = iterations;
   o.timeout = timeout;
+  o.relaunch = {process_args().argc, process_args().argv};
+  o.file_exchange = nccl_id_file_exchange();
+  return o;
+}
+
+backend::ProbeOptions probe_options(int repetitions) {
+  backend::ProbeOptions o;
+  o.repetitions = repetitions;
   o.relaunch = {process_args().argc, process_args().argv};
   o.file_exchange = nccl_id_file_exchange();
   return o;

@@ -20,7 +20,6 @@
 #include "backend/backend.h"
 #include "backend/registry.h"
 #include "cli/commands.h"
-#include "cli/cpu_runs.h"
 #include "cli/cpu_validate.h"
 #include "cli/measure_options.h"
 #include "cli/numeric_options.h"

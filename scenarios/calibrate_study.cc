@@ -132,7 +132,8 @@ void fit_gemm_curve(const std::vector<GemmMeasurement>& measurements, const mode
   calibration.gemm_k_overhead = std::max(0.0, slope / intercept);
 }
 
-CalibrationReport run_calibration(const Scenario& scenario, const models::GpuSpec& gpu, const CalibrationProbe& probe) {
+CalibrationReport run_calibration(const Scenario& scenario, const models::GpuSpec& gpu,
+                                  const backend::GpuProbe& probe) {
   const models::ResolvedPlan plan =
       models::resolve_plan(scenario.model, scenario.plan, scenario.cluster.gpus, scenario.cluster.gpus_per_server);
   const models::Workload workload = models::build_workload(scenario.model, plan);

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/probe.h"
 #include "models/compute_cost.h"
 #include "models/gpu_spec.h"
 #include "models/workload.h"
@@ -31,18 +32,6 @@
 #include "scenarios/scenario.h"
 
 namespace megasim::scenarios {
-
-// What a real backend measures (times in seconds of one kernel on the GPU).
-struct CalibrationProbe {
-  std::string backend;  // "cuda"
-  std::string device;   // the device's own name, e.g. "NVIDIA H200"
-  std::function<double(const models::GemmShape&)> gemm_seconds;
-  std::function<double()> copy_bytes_per_s;  // HBM bytes read + written per second
-  std::function<double()> kernel_gap_s;
-  // The job's links over NCCL, measured on every rank of it at once (run after the single-GPU
-  // measurements); empty for a one-GPU calibration.
-  std::function<LinkMeasurements()> links;
-};
 
 // A distinct GEMM shape of a workload and how many times it runs per iteration, summed over one
 // rank of each pipeline stage.
@@ -96,7 +85,7 @@ void fit_gemm_curve(const std::vector<GemmMeasurement>& measurements, const mode
 // Runs the measurements of the header comment on `probe` for `scenario`'s plan on `gpu`. The links'
 // line rates are the scenario's: cluster.nvlink_gbytes_per_s (when 0, half of `gpu`'s NVLink total)
 // and scenario_nic_gbps (device.h).
-CalibrationReport run_calibration(const Scenario& scenario, const models::GpuSpec& gpu, const CalibrationProbe& probe);
+CalibrationReport run_calibration(const Scenario& scenario, const models::GpuSpec& gpu, const backend::GpuProbe& probe);
 
 // The calibration file (TOML): the measured compute fields with the measurements as comments.
 std::string to_calibration_toml(const CalibrationReport& report);

@@ -109,9 +109,9 @@ std::optional<double> link_busbw(const std::vector<LinkOpFit>& fits, HostLink li
 
 }  // namespace
 
-LineFit fit_line(std::span<const LinkPoint> points) {
+LineFit fit_line(std::span<const backend::LinkPoint> points) {
   double largest = 0;
-  for (const LinkPoint& p : points) {
+  for (const backend::LinkPoint& p : points) {
     if (!(p.seconds > 0) || !std::isfinite(p.seconds)) {
       throw sim::ConfigError(kKey, fmt::format("a time of {} s", p.seconds), "measured times > 0");
     }
@@ -119,7 +119,7 @@ LineFit fit_line(std::span<const LinkPoint> points) {
   }
   // Weighted sums with w = 1/t^2 and x in units of the largest bus bytes (conditioning).
   double sw = 0, swx = 0, swxx = 0, swt = 0, swxt = 0;
-  for (const LinkPoint& p : points) {
+  for (const backend::LinkPoint& p : points) {
     const double w = 1 / (p.seconds * p.seconds);
     const double x = largest > 0 ? p.bus_bytes() / largest : 0;
     sw += w;
@@ -171,7 +171,7 @@ StepLatencies fit_step_latencies(std::span<const LinkOpFit> fits) {
   return out;
 }
 
-CollectiveCalibration calibrate_collectives(const LinkMeasurements& measured, double nvlink_line_bytes_per_s,
+CollectiveCalibration calibrate_collectives(const backend::LinkMeasurements& measured, double nvlink_line_bytes_per_s,
                                             double nic_line_bytes_per_s) {
   if (!(nvlink_line_bytes_per_s > 0)) {
     throw sim::ConfigError("cluster.nvlink_gbytes_per_s", fmt::format("{}", nvlink_line_bytes_per_s / 1e9), "> 0");
@@ -184,9 +184,11 @@ CollectiveCalibration calibrate_collectives(const LinkMeasurements& measured, do
   c.nvlink_line_bytes_per_s = nvlink_line_bytes_per_s;
   c.nic_line_bytes_per_s = nic_line_bytes_per_s;
   // Per link and op, in measuring order.
-  std::vector<std::vector<LinkPoint>> series;
-  for (const LinkPoint& p : measured.points) {
-    auto same = [&](const std::vector<LinkPoint>& s) { return s.front().link == p.link && s.front().op == p.op; };
+  std::vector<std::vector<backend::LinkPoint>> series;
+  for (const backend::LinkPoint& p : measured.points) {
+    auto same = [&](const std::vector<backend::LinkPoint>& s) {
+      return s.front().link == p.link && s.front().op == p.op;
+    };
     const auto found = std::find_if(series.begin(), series.end(), same);
     if (found == series.end()) {
       series.push_back({p});
@@ -194,10 +196,11 @@ CollectiveCalibration calibrate_collectives(const LinkMeasurements& measured, do
       found->push_back(p);
     }
   }
-  for (std::vector<LinkPoint>& s : series) {
-    std::sort(s.begin(), s.end(), [](const LinkPoint& a, const LinkPoint& b) { return a.bytes < b.bytes; });
-    std::vector<LinkPoint> small;
-    for (const LinkPoint& p : s) {
+  for (std::vector<backend::LinkPoint>& s : series) {
+    std::sort(s.begin(), s.end(),
+              [](const backend::LinkPoint& a, const backend::LinkPoint& b) { return a.bytes < b.bytes; });
+    std::vector<backend::LinkPoint> small;
+    for (const backend::LinkPoint& p : s) {
       if (p.bytes <= kSmallMessageBytes) small.push_back(p);
     }
     if (small.size() < 2)

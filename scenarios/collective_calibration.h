@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "backend/host_groups.h"
+#include "backend/probe.h"
 #include "models/collective.h"
 #include "sim/time.h"
 
@@ -42,34 +43,13 @@ class JsonWriter;
 
 inline constexpr double kSmallMessageBytes = 1024.0 * 1024;
 
-// One measured size (the probe's NcclPoint, without CUDA).
-struct LinkPoint {
-  backend::HostLink link = backend::HostLink::kIntraNode;
-  models::CollectiveOp op = models::CollectiveOp::kAllReduce;  // kSendRecv: the ping-pong
-  std::int64_t ranks = 0;
-  double bytes = 0;    // nccl-tests size
-  double seconds = 0;  // one call, the slowest rank's
-
-  [[nodiscard]] double algbw_bytes_per_s() const { return bytes / seconds; }
-  [[nodiscard]] double bus_bytes() const { return bytes * models::bus_bandwidth_factor(op, ranks); }
-  [[nodiscard]] double busbw_bytes_per_s() const { return bus_bytes() / seconds; }
-};
-
-struct LinkMeasurements {
-  std::int64_t ranks = 0;
-  std::int64_t hosts = 0;
-  std::int64_t ranks_per_host = 0;
-  int repetitions = 0;
-  std::vector<LinkPoint> points;
-};
-
 struct LineFit {
   double latency_s = 0;
   double bus_bytes_per_s = 0;  // 0 when the times do not grow with the size
 };
 // The relative least-squares fit of the header over `points` (one link and op). Throws
 // sim::ConfigError("calibrate.collectives") for fewer than two distinct sizes or a time <= 0.
-LineFit fit_line(std::span<const LinkPoint> points);
+LineFit fit_line(std::span<const backend::LinkPoint> points);
 
 // Algorithm steps of the model's flat ring of n members (header): all-reduce 2(n-1), all-gather and
 // reduce-scatter n-1, send/recv 1.
@@ -96,7 +76,7 @@ struct StepLatencies {
 StepLatencies fit_step_latencies(std::span<const LinkOpFit> fits);
 
 struct CollectiveCalibration {
-  LinkMeasurements measured;
+  backend::LinkMeasurements measured;
   std::vector<LinkOpFit> fits;  // per link and op, in measuring order
   double nvlink_line_bytes_per_s = 0;
   double nic_line_bytes_per_s = 0;
@@ -116,7 +96,7 @@ struct CollectiveCalibration {
 
 // Fits the header's parameters. Line rates in bytes/s each way (> 0). Throws
 // sim::ConfigError("calibrate.collectives") when no link was measured or a fit has too few sizes.
-CollectiveCalibration calibrate_collectives(const LinkMeasurements& measured, double nvlink_line_bytes_per_s,
+CollectiveCalibration calibrate_collectives(const backend::LinkMeasurements& measured, double nvlink_line_bytes_per_s,
                                             double nic_line_bytes_per_s);
 
 // The [network] and [collective] sections, with comments stating what was measured.

@@ -34,7 +34,7 @@ std::string per_op_busbw(const CollectiveCalibration& c, HostLink link) {
 
 std::string sizes_text(const CollectiveCalibration& c) {
   double smallest = 0, largest = 0;
-  for (const LinkPoint& p : c.measured.points) {
+  for (const backend::LinkPoint& p : c.measured.points) {
     if (smallest == 0 || p.bytes < smallest) smallest = p.bytes;
     largest = std::max(largest, p.bytes);
   }
@@ -48,7 +48,7 @@ std::string microseconds(const std::optional<sim::SimTime>& ns) {
 }  // namespace
 
 std::string to_calibration_toml(const CollectiveCalibration& c) {
-  const LinkMeasurements& m = c.measured;
+  const backend::LinkMeasurements& m = c.measured;
   std::string out = fmt::format(
       "\n# Collectives measured over NCCL on {} ({}, {} per host): all_reduce, all_gather and\n"
       "# reduce_scatter from {}, {} per size, the slowest rank's time; busbw as in nccl-tests.\n",
@@ -93,12 +93,12 @@ std::string to_calibration_toml(const CollectiveCalibration& c) {
 }
 
 std::string to_text(const CollectiveCalibration& c) {
-  const LinkMeasurements& m = c.measured;
+  const backend::LinkMeasurements& m = c.measured;
   std::string out = fmt::format("collectives over NCCL: {} on {}, {} per host\n", counted(m.ranks, "GPU"),
                                 counted(m.hosts, "host"), m.ranks_per_host);
   out += fmt::format("  {:<10} {:<15} {:>5} {:>10} {:>11} {:>11} {:>11}\n", "link", "op", "ranks", "size", "time (us)",
                      "algbw GB/s", "busbw GB/s");
-  for (const LinkPoint& p : m.points) {
+  for (const backend::LinkPoint& p : m.points) {
     out += fmt::format("  {:<10} {:<15} {:>5} {:>10} {:>11.2f} {:>11.2f} {:>11.2f}\n", to_string(p.link), op_name(p.op),
                        p.ranks, format_bytes(p.bytes), p.seconds * 1e6, gb(p.algbw_bytes_per_s()),
                        gb(p.busbw_bytes_per_s()));
@@ -152,7 +152,7 @@ void write_json(JsonWriter& j, const CollectiveCalibration& c) {
   optional_us("nvlink_step_latency_us", c.nvlink_step_latency_ns);
   optional_us("net_step_latency_us", c.net_step_latency_ns);
   j.key("points").begin_array();
-  for (const LinkPoint& p : c.measured.points) {
+  for (const backend::LinkPoint& p : c.measured.points) {
     j.begin_object()
         .field("link", to_string(p.link))
         .field("op", models::to_string(p.op))

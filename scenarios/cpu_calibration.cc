@@ -163,7 +163,7 @@ std::vector<CpuCollectiveMeasurement> plan_collectives(const models::Workload& w
   return out;
 }
 
-CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCalibrationProbe& probe) {
+CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const backend::CpuProbe& probe) {
   if (scenario.plan.use_flash_attention) {
     throw sim::ConfigError("plan.use_flash_attention", "true",
                            "false for the cpu backend (it has no fused attention kernel to measure)");
@@ -204,7 +204,7 @@ CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCali
   }
   r.plan_memory_bytes_per_s = plan_bytes / plan_seconds;
 
-  const CpuLinkMeasurement& l = r.links;
+  const backend::CpuLinkMeasurement& l = r.links;
   // Links: the transfer bandwidth from the collectives that only copy (all-gather, broadcast,
   // all-to-all); a plan whose collectives all reduce also gets an all-gather of each one's size
   // measured. What a reducing collective takes beyond its transfer at that bandwidth is its

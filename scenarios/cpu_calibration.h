@@ -3,7 +3,7 @@
 // calibration file that describes the machine as a device (calibration_file.h [device]; scenarios
 // use it with cluster.gpu = "calibrated").
 //
-// The measuring is the backend's (cli/cpu_probe.h runs it on every rank of the job at once, so that
+// The measuring is the backend's (backend/cpu/cpu_probe.h runs it on every rank of the job at once, so that
 // the ranks share caches and memory bandwidth as they do in a real run, and times each op in place:
 // in its stage's compute sequence, after the ops that run before it); this study decides what to
 // measure and turns the measurements into the file:
@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "backend/host_groups.h"
+#include "backend/probe.h"
 #include "models/collective.h"
 #include "models/compute_cost.h"
 #include "models/gpu_spec.h"
@@ -50,19 +51,6 @@
 #include "scenarios/scenario.h"
 
 namespace megasim::scenarios {
-
-struct CpuLinkMeasurement {
-  int ranks = 0;
-  int hosts = 1;
-  int ranks_per_host = 0;    // 0: ranks (one host)
-  double p2p_latency_s = 0;  // two ranks of one host; 0 when no host has two
-  double p2p_bytes_per_s = 0;
-  double inter_p2p_latency_s = 0;  // two hosts; 0 on one host
-  double inter_p2p_bytes_per_s = 0;
-  double allreduce_small_bytes = 0;
-  double allreduce_small_s = 0;
-  int allreduce_small_ranks = 0;  // the group it ran over (intra-node, else inter-node); 0: ranks
-};
 
 // A distinct collective of the plan, measured over a group of its kind.
 struct CpuCollectiveMeasurement {
@@ -73,20 +61,6 @@ struct CpuCollectiveMeasurement {
   std::int64_t calls = 0;  // per iteration, one rank of each pipeline stage
   double measured_s = 0;
   double bus_bytes_per_s = 0;
-};
-
-struct CpuCalibrationProbe {
-  std::string device;  // "cpu: <processor> (Eigen float32, one core per rank)"
-  double memory_gbytes_per_rank = 0;
-  std::function<double(const models::GemmShape&)> gemm_seconds;  // one (batched) product
-  std::function<double(double bytes)> memory_op_seconds;         // one op moving `bytes`
-  std::function<double()> op_overhead_s;
-  // One call over this rank's group of that kind (kData or kTensor).
-  std::function<double(models::GroupKind, models::CollectiveOp, double bytes)> collective_seconds;
-  // One call over this rank's intra-node or inter-node group (backend/host_groups.h); called only
-  // when links.hosts >= 2.
-  std::function<double(backend::HostLink, models::CollectiveOp, double bytes)> host_collective_seconds;
-  CpuLinkMeasurement links;
 };
 
 // One distinct op of the plan: a product (shape set, bytes 0) or a memory-bound op (bytes set).
@@ -108,7 +82,7 @@ struct CpuCalibrationReport {
   double memory_bytes_per_s = 0;       // the fastest memory-bound op
   double plan_memory_bytes_per_s = 0;  // total bytes over total time of one iteration's memory-bound ops
   double op_overhead_s = 0;
-  CpuLinkMeasurement links;
+  backend::CpuLinkMeasurement links;
   // Multi-host jobs: the plan's distinct collectives over the intra-node groups (when a host has two
   // or more ranks) and over the inter-node groups, with all-gathers measured for the link alone
   // (calls 0) when every collective reduces. `group` is that of the plan's first call of the size.
@@ -139,7 +113,7 @@ std::vector<CpuCollectiveMeasurement> plan_collectives(const models::Workload& w
 // ("--backend") when the probe returns a time that is not positive. A measured op time includes the
 // op's fixed cost, which the file gives as the launch overhead: rates and points are of the time
 // without it (so the cost model charges an op its measured time).
-CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const CpuCalibrationProbe& probe);
+CpuCalibrationReport run_cpu_calibration(const Scenario& scenario, const backend::CpuProbe& probe);
 
 // The bus bandwidth of a link and the reduction rate from collectives measured over it (`rows`,
 // whose measured_s and bus_bytes_per_s are set): the plan-weighted (calls, at least 1) bus

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_probe.h"
 #include "backend/cuda/device_info.h"
 #include "backend/cuda/shard_runner.h"
 #include "backend/mpi/mpi_job.h"
@@ -53,6 +54,10 @@ class CudaJobBackend final : public Backend {
     }
   }
 
+  void probe_gpu(const ProbeOptions& options, const std::function<void(const GpuProbe&)>& on_rank_zero) const override {
+    run_gpu_probe(options, on_rank_zero);
+  }
+
   [[nodiscard]] std::vector<Trace> run_stage(const models::Workload& workload, std::int64_t stage, int warmup,
                                              int iterations) const override {
     ShardRunner shard(workload, stage);
@@ -61,7 +66,7 @@ class CudaJobBackend final : public Backend {
 
   void run(const models::Workload& workload, const MeasureOptions& options,
            const std::function<void(const std::vector<Trace>&)>& on_rank_zero) const override {
-    MEGASIM_ASSERT(!options.make_before_iteration, "the cuda backend runs nothing between its iterations");
+    MEGASIM_ASSERT(!options.probe_before_iteration, "the cuda backend runs nothing between its iterations");
     CudaRunOptions run;
     run.warmup_iterations = options.warmup_iterations;
     run.iterations = options.iterations;

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "backend/cpu/host_machine.h"
+#include "models/memory.h"
 #include "sim/error.h"
 
 namespace megasim::backend {
@@ -75,6 +77,26 @@ TEST(Registry, MakesTheRealBackendsAndRefusesWhatTheyCannotDo) {
   } catch (const sim::ConfigError& e) {
     EXPECT_EQ(e.key(), "--stage");
   }
+  // Measuring a GPU is the cuda backend's: the cpu backend refuses it before anything is measured.
+  try {
+    cpu->probe_gpu(ProbeOptions{}, [](const GpuProbe&) { ADD_FAILURE() << "probed"; });
+    ADD_FAILURE() << "the cpu backend probed a GPU";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), "--backend");
+  }
+  // A job whose rank needs more than this machine's memory is refused before it starts; one that
+  // needs a byte is not (a one-rank job: the machine's whole memory is the rank's).
+  models::Workload one_rank;
+  one_rank.plan.world_size = 1;
+  const auto needing = [](double bytes) {
+    models::MemoryEstimate m;
+    m.stages.resize(1);
+    m.stages[0].activations_bytes = static_cast<std::int64_t>(bytes);
+    return m;
+  };
+  cpu->require_job_fits(one_rank, needing(1));
+  const double machine_bytes = cpu::host_memory_gbytes() * 1e9;
+  EXPECT_THROW(cpu->require_job_fits(one_rank, needing(machine_bytes * 1.01)), sim::ConfigError);
   // The simulator is not run through this interface.
   try {
     static_cast<void>(make_backend(BackendId::kSim));

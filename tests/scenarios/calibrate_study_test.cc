@@ -36,8 +36,8 @@ Scenario small_scenario() {
 }
 
 // Times every GEMM with the compute term of the curve `truth` (no memory bound, no launch).
-CalibrationProbe curve_probe(const models::GpuSpec& gpu, const models::ComputeCalibration& truth) {
-  CalibrationProbe p;
+backend::GpuProbe curve_probe(const models::GpuSpec& gpu, const models::ComputeCalibration& truth) {
+  backend::GpuProbe p;
   p.backend = "test";
   p.device = "curve";
   p.gemm_seconds = [gpu, truth](const models::GemmShape& s) {
@@ -120,7 +120,7 @@ TEST(CalibrateStudy, PlanGemmsAreTheLayerGemmsCountedPerIteration) {
 
 TEST(CalibrateStudy, AGemmFasterThanThePeakNamesTheGpuOption) {
   const models::GpuSpec& gpu = models::find_gpu("A100");
-  CalibrationProbe p = curve_probe(gpu, truth_for(gpu));
+  backend::GpuProbe p = curve_probe(gpu, truth_for(gpu));
   p.gemm_seconds = [gpu](const models::GemmShape& s) {
     return models::gemm_flops(s) / (2.0 * gpu.peak_bf16_dense_tflops * 1e12);
   };

@@ -63,8 +63,8 @@ constexpr CollectiveOp kOps[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGat
                                  CollectiveOp::kSendRecv};
 
 // What the probe measures on `hosts` x `per_host` GPUs: 8 KiB to 1 GiB by x4 (the last is the cap).
-LinkMeasurements measured(int hosts, int per_host) {
-  LinkMeasurements m;
+backend::LinkMeasurements measured(int hosts, int per_host) {
+  backend::LinkMeasurements m;
   m.ranks = hosts * per_host;
   m.hosts = hosts;
   m.ranks_per_host = per_host;
@@ -94,7 +94,7 @@ double expected_efficiency(HostLink link, int n, double line) {
 
 TEST(CollectiveCalibration, LineFitRecoversLatencyAndBandwidth) {
   // 8 ranks' all-reduce: latency 6 + 14 x 0.5 = 13 us, bus rate 360 GB/s.
-  std::vector<LinkPoint> points;
+  std::vector<backend::LinkPoint> points;
   for (const double b : {8 * kKiB, 32 * kKiB, 128 * kKiB, 512 * kKiB}) {
     points.push_back({HostLink::kIntraNode, CollectiveOp::kAllReduce, 8, b,
                       model_seconds(HostLink::kIntraNode, CollectiveOp::kAllReduce, 8, b)});
@@ -108,13 +108,13 @@ TEST(CollectiveCalibration, LineFitRecoversLatencyAndBandwidth) {
 }
 
 TEST(CollectiveCalibration, LineFitNeedsTwoSizesAndPositiveTimes) {
-  const LinkPoint one{HostLink::kIntraNode, CollectiveOp::kAllGather, 4, 8 * kKiB, 1e-5};
-  EXPECT_EQ(thrown_key([&] { fit_line(std::vector<LinkPoint>{one}); }), "calibrate.collectives");
-  EXPECT_EQ(thrown_key([&] { fit_line(std::vector<LinkPoint>{one, one}); }), "calibrate.collectives");
-  LinkPoint zero = one;
+  const backend::LinkPoint one{HostLink::kIntraNode, CollectiveOp::kAllGather, 4, 8 * kKiB, 1e-5};
+  EXPECT_EQ(thrown_key([&] { fit_line(std::vector<backend::LinkPoint>{one}); }), "calibrate.collectives");
+  EXPECT_EQ(thrown_key([&] { fit_line(std::vector<backend::LinkPoint>{one, one}); }), "calibrate.collectives");
+  backend::LinkPoint zero = one;
   zero.bytes = 32 * kKiB;
   zero.seconds = 0;
-  EXPECT_EQ(thrown_key([&] { fit_line(std::vector<LinkPoint>{one, zero}); }), "calibrate.collectives");
+  EXPECT_EQ(thrown_key([&] { fit_line(std::vector<backend::LinkPoint>{one, zero}); }), "calibrate.collectives");
 }
 
 TEST(CollectiveCalibration, RingStepsAreTheModelsFlatRing) {
@@ -239,7 +239,7 @@ TEST(CollectiveCalibration, BusbwAboveTheLineRateIsCappedAndSaid) {
 }
 
 TEST(CollectiveCalibration, BadInputNamesTheKey) {
-  EXPECT_EQ(thrown_key([] { calibrate_collectives(LinkMeasurements{}, kNvlinkLine, kNicLine); }),
+  EXPECT_EQ(thrown_key([] { calibrate_collectives(backend::LinkMeasurements{}, kNvlinkLine, kNicLine); }),
             "calibrate.collectives");
   EXPECT_EQ(thrown_key([] { calibrate_collectives(measured(1, 2), 0, kNicLine); }), "cluster.nvlink_gbytes_per_s");
   EXPECT_EQ(thrown_key([] { calibrate_collectives(measured(1, 2), kNvlinkLine, -1); }), "cluster.nic_gbps");
@@ -290,7 +290,7 @@ TEST(CollectiveCalibration, TheCalibrationStudyFitsTheProbesLinks) {
   s.plan = models::ParallelPlan{};
   s.plan.micro_batch_size = 1;
   s.plan.global_batch_size = 8;
-  CalibrationProbe p;
+  backend::GpuProbe p;
   p.backend = "test";
   p.device = "NVIDIA H200";
   p.gemm_seconds = [gpu](const models::GemmShape& shape) {

@@ -43,8 +43,8 @@ double fake_host_s(HostLink link, models::CollectiveOp op, double bytes) {
          (reduces(op) ? 0.5 * bytes / kReductionRate : 0.0);
 }
 
-CpuCalibrationProbe hosts_probe(int hosts, int ranks_per_host) {
-  CpuCalibrationProbe p = fake_probe();
+backend::CpuProbe hosts_probe(int hosts, int ranks_per_host) {
+  backend::CpuProbe p = fake_probe();
   p.links.ranks = hosts * ranks_per_host;
   p.links.hosts = hosts;
   p.links.ranks_per_host = ranks_per_host;

@@ -354,7 +354,7 @@ TEST(CpuCalibration, APlanThatOnlyReducesMeasuresAnAllGatherForTheLink) {
   EXPECT_GT(r.reduction_bytes_per_s, 0);
 }
 
-std::string thrown_key(const Scenario& s, const CpuCalibrationProbe& p) {
+std::string thrown_key(const Scenario& s, const backend::CpuProbe& p) {
   return testing::thrown_key([&] { run_cpu_calibration(s, p); });
 }
 
@@ -376,24 +376,24 @@ TEST(CpuCalibration, ABadProbeTimeIsAConfigError) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   for (const double bad : {0.0, -1e-3, nan, inf}) {
-    CpuCalibrationProbe gemm = fake_probe();
+    backend::CpuProbe gemm = fake_probe();
     gemm.gemm_seconds = [bad](const models::GemmShape&) { return bad; };
     EXPECT_EQ(thrown_key(pp, gemm), "--backend") << "gemm " << bad;
 
     // Only one shape bad: still an error.
-    CpuCalibrationProbe one_gemm = fake_probe();
+    backend::CpuProbe one_gemm = fake_probe();
     one_gemm.gemm_seconds = [bad](const models::GemmShape& shape) { return is_slow(shape) ? bad : fake_gemm_s(shape); };
     EXPECT_EQ(thrown_key(pp, one_gemm), "--backend") << "one gemm " << bad;
 
-    CpuCalibrationProbe memory = fake_probe();
+    backend::CpuProbe memory = fake_probe();
     memory.memory_op_seconds = [bad](double) { return bad; };
     EXPECT_EQ(thrown_key(pp, memory), "--backend") << "memory " << bad;
 
-    CpuCalibrationProbe overhead = fake_probe();
+    backend::CpuProbe overhead = fake_probe();
     overhead.op_overhead_s = [bad] { return bad; };
     EXPECT_EQ(thrown_key(pp, overhead), "--backend") << "overhead " << bad;
 
-    CpuCalibrationProbe collective = fake_probe();
+    backend::CpuProbe collective = fake_probe();
     collective.collective_seconds = [bad](models::GroupKind, models::CollectiveOp, double) { return bad; };
     EXPECT_EQ(thrown_key(dp, collective), "--backend") << "collective " << bad;
   }

@@ -125,8 +125,8 @@ inline double fake_dp_s(models::CollectiveOp op, double bytes) {
   return bytes * dp_bus_factor(op) / kDpBusRate + kDpLatencyS + (reduces(op) ? 0.5 * bytes / kReductionRate : 0.0);
 }
 
-inline CpuCalibrationProbe fake_probe() {
-  CpuCalibrationProbe p;
+inline backend::CpuProbe fake_probe() {
+  backend::CpuProbe p;
   p.device = "cpu: test machine";
   p.memory_gbytes_per_rank = 16;
   p.gemm_seconds = fake_gemm_s;

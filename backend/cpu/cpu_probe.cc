@@ -1,10 +1,9 @@
-#include "cli/cpu_probe.h"
+#include "backend/cpu/cpu_probe.h"
 
 #include <mpi.h>
 
 #include <compare>
 #include <cstdint>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,14 +11,13 @@
 #include <vector>
 
 #include "backend/cpu/cpu_timing.h"
+#include "backend/cpu/host_machine.h"
 #include "backend/cpu/mpi_probe.h"
 #include "backend/mpi/mpi_session.h"
-#include "cli/cpu_runs.h"
 #include "models/parallel_groups.h"
 #include "models/plan.h"
-#include "models/workload.h"
 
-namespace megasim::cli {
+namespace megasim::backend::cpu {
 
 // What the calibration asks about an op: a product by its shape, a memory-bound op by its bytes.
 // (Outside the anonymous namespace: CpuProbeSession::Impl holds maps keyed by it.)
@@ -32,30 +30,15 @@ struct ProbedOpKey {
 
 namespace {
 
-// "cpu: <processor model> (Eigen float32, one core per rank)".
-std::string cpu_device_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  std::string model = "unknown processor";
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const std::size_t colon = line.find(':');
-      if (colon != std::string::npos) model = line.substr(line.find_first_not_of(" \t", colon + 1));
-      break;
-    }
-  }
-  return "cpu: " + model + " (Eigen float32, one core per rank)";
-}
-
 // Every rank gets `root`'s value, so that all ranks write and print the same report.
 double from_rank(int root, double value) {
-  backend::mpi::check_mpi(MPI_Bcast(&value, 1, MPI_DOUBLE, root, MPI_COMM_WORLD), "MPI_Bcast (calibration)");
+  mpi::check_mpi(MPI_Bcast(&value, 1, MPI_DOUBLE, root, MPI_COMM_WORLD), "MPI_Bcast (calibration)");
   return value;
 }
 
 int world(int (*query)(MPI_Comm, int*), const char* what) {
   int value = 0;
-  backend::mpi::check_mpi(query(MPI_COMM_WORLD, &value), what);
+  mpi::check_mpi(query(MPI_COMM_WORLD, &value), what);
   return value;
 }
 
@@ -84,17 +67,17 @@ std::vector<models::LayerOp> compute_sequence(const models::Workload& w, std::in
 
 // Hosts are MPI_COMM_TYPE_SHARED groups; a job on one host has only the intra-node link.
 struct CpuProbeSession::Impl {
-  explicit Impl(const scenarios::Scenario& s)
+  explicit Impl(const models::Workload& w)
       : ranks(world(MPI_Comm_size, "MPI_Comm_size")),
         rank(world(MPI_Comm_rank, "MPI_Comm_rank")),
-        plan(models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server)),
-        layout{plan.tp, plan.pp, plan.dp},
-        workload(models::build_workload(s.model, plan)),
-        hosts(backend::cpu::world_host_groups()),
+        plan(w.plan),
+        layout(plan.layout()),
+        workload(w),
+        hosts(world_host_groups()),
         groups(layout, rank),
         timer(compute_sequence(workload, layout.pp_rank(rank))) {
-    if (hosts.measurable(backend::HostLink::kIntraNode)) intra.emplace(hosts, backend::HostLink::kIntraNode);
-    if (hosts.measurable(backend::HostLink::kInterNode)) inter.emplace(hosts, backend::HostLink::kInterNode);
+    if (hosts.measurable(HostLink::kIntraNode)) intra.emplace(hosts, HostLink::kIntraNode);
+    if (hosts.measurable(HostLink::kInterNode)) inter.emplace(hosts, HostLink::kInterNode);
     // An op is answered by the first rank of the first stage that runs it.
     for (std::int64_t stage = plan.pp - 1; stage >= 0; --stage) {
       for (const models::LayerOp& op : compute_sequence(workload, stage)) {
@@ -104,10 +87,10 @@ struct CpuProbeSession::Impl {
   }
 
   // The ping-pong of a link kind the job has.
-  void measure_link(backend::HostLink link, double& latency_s, double& bytes_per_s) const {
+  void measure_link(HostLink link, double& latency_s, double& bytes_per_s) const {
     if (!hosts.measurable(link)) return;
     const auto [first, second] = hosts.ping_pong_pair(link);
-    const backend::cpu::LinkFit p2p = backend::cpu::measure_point_to_point_between(first, second);
+    const LinkFit p2p = measure_point_to_point_between(first, second);
     latency_s = p2p.latency_s;
     bytes_per_s = p2p.bytes_per_s;
   }
@@ -135,27 +118,27 @@ struct CpuProbeSession::Impl {
 
   int ranks = 1;
   int rank = 0;
-  models::ResolvedPlan plan;
+  const models::ResolvedPlan& plan;
   models::ParallelLayout layout;
-  models::Workload workload;
-  backend::HostGroups hosts;
-  backend::mpi::RankGroups groups;
-  std::optional<backend::cpu::HostComm> intra;
-  std::optional<backend::cpu::HostComm> inter;
-  backend::cpu::SequenceTimer timer;
+  const models::Workload& workload;
+  HostGroups hosts;
+  mpi::RankGroups groups;
+  std::optional<HostComm> intra;
+  std::optional<HostComm> inter;
+  SequenceTimer timer;
   std::map<ProbedOpKey, int> owner;
   std::map<ProbedOpKey, double> op_seconds;  // this rank's, of the last probe()
 };
 
-CpuProbeSession::CpuProbeSession(const scenarios::Scenario& scenario) : impl_(std::make_unique<Impl>(scenario)) {}
+CpuProbeSession::CpuProbeSession(const models::Workload& workload) : impl_(std::make_unique<Impl>(workload)) {}
 
 CpuProbeSession::~CpuProbeSession() = default;
 
-scenarios::CpuCalibrationProbe CpuProbeSession::probe(int repetitions) {
+CpuProbe CpuProbeSession::probe(int repetitions) {
   Impl& s = *impl_;
-  backend::cpu::TimingOptions timing;
+  TimingOptions timing;
   timing.repetitions = repetitions;
-  scenarios::CpuCalibrationProbe probe;
+  CpuProbe probe;
   probe.device = cpu_device_name();
   probe.memory_gbytes_per_rank = host_memory_gbytes() / s.ranks;
   probe.links.ranks = s.ranks;
@@ -164,34 +147,33 @@ scenarios::CpuCalibrationProbe CpuProbeSession::probe(int repetitions) {
   // Links first, with every rank idle otherwise; then the compute of every stage at once, in place,
   // as an iteration runs it; the collectives are then timed after it, as an iteration's follow its
   // backward.
-  s.measure_link(backend::HostLink::kIntraNode, probe.links.p2p_latency_s, probe.links.p2p_bytes_per_s);
-  s.measure_link(backend::HostLink::kInterNode, probe.links.inter_p2p_latency_s, probe.links.inter_p2p_bytes_per_s);
+  s.measure_link(HostLink::kIntraNode, probe.links.p2p_latency_s, probe.links.p2p_bytes_per_s);
+  s.measure_link(HostLink::kInterNode, probe.links.inter_p2p_latency_s, probe.links.inter_p2p_bytes_per_s);
   if (s.ranks > 1) {
     // Over the ranks of a host (one host: the whole job), else over one rank per host.
-    const backend::cpu::HostComm& small_group = s.intra ? *s.intra : *s.inter;
+    const HostComm& small_group = s.intra ? *s.intra : *s.inter;
     probe.links.allreduce_small_bytes = 8.0 * 1024;
-    probe.links.allreduce_small_ranks =
-        s.hosts.members(s.intra ? backend::HostLink::kIntraNode : backend::HostLink::kInterNode);
+    probe.links.allreduce_small_ranks = s.hosts.members(s.intra ? HostLink::kIntraNode : HostLink::kInterNode);
     probe.links.allreduce_small_s =
-        from_rank(0, backend::cpu::measure_collective_s(small_group.get(), models::CollectiveOp::kAllReduce,
-                                                        probe.links.allreduce_small_bytes, repetitions));
+        from_rank(0, measure_collective_s(small_group.get(), models::CollectiveOp::kAllReduce,
+                                          probe.links.allreduce_small_bytes, repetitions));
   }
   s.time_compute(repetitions);
-  probe.host_collective_seconds = [&s, repetitions](backend::HostLink link, models::CollectiveOp op, double bytes) {
-    const backend::cpu::HostComm& group = link == backend::HostLink::kIntraNode ? s.intra.value() : s.inter.value();
-    return from_rank(0, backend::cpu::measure_collective_s(group.get(), op, bytes, repetitions));
+  probe.host_collective_seconds = [&s, repetitions](HostLink link, models::CollectiveOp op, double bytes) {
+    const HostComm& group = link == HostLink::kIntraNode ? s.intra.value() : s.inter.value();
+    return from_rank(0, measure_collective_s(group.get(), op, bytes, repetitions));
   };
   // Every group of a kind measures at once, as they all run at once in an iteration.
   probe.collective_seconds = [&s, repetitions](models::GroupKind group, models::CollectiveOp op, double bytes) {
     const MPI_Comm comm = group == models::GroupKind::kTensor ? s.groups.tensor() : s.groups.data();
-    return from_rank(0, backend::cpu::measure_collective_s(comm, op, bytes, repetitions));
+    return from_rank(0, measure_collective_s(comm, op, bytes, repetitions));
   };
   probe.gemm_seconds = [&s](const models::GemmShape& shape) {
     return s.op_time({true, shape.m, shape.n, shape.k, shape.batch, 0});
   };
   probe.memory_op_seconds = [&s](double bytes) { return s.op_time({false, 0, 0, 0, 0, bytes}); };
-  probe.op_overhead_s = [timing] { return from_rank(0, backend::cpu::time_op_overhead_s(timing)); };
+  probe.op_overhead_s = [timing] { return from_rank(0, time_op_overhead_s(timing)); };
   return probe;
 }
 
-}  // namespace megasim::cli
+}  // namespace megasim::backend::cpu
