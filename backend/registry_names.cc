@@ -59,7 +59,12 @@ std::vector<BackendDescription> known_backends() {
       entry(BackendId::kCuda, "cuda", "CUDA + NCCL", "CUDA + NCCL", {kRun, kCalibrate, kValidate},
             "run, calibrate, validate"),
   };
-  // MEGASIM_CUDA_BUILT: set on this file by backend/CMakeLists.txt when the CUDA backend is built.
+  // MEGASIM_CPU_BUILT, MEGASIM_CUDA_BUILT: set on this file by backend/CMakeLists.txt when the cpu
+  // backend (with MPI) and the CUDA backend are built.
+#ifndef MEGASIM_CPU_BUILT
+  all[1].built = false;
+  all[1].not_built = "configured with MEGASIM_WITH_MPI=OFF, or Open MPI was not found";
+#endif
 #ifndef MEGASIM_CUDA_BUILT
   all[2].built = false;
   all[2].not_built = "configured with MEGASIM_WITH_CUDA=OFF, or CUDA and NCCL were not found";
@@ -89,13 +94,17 @@ BackendId backend_for(std::string_view name, Capability what) {
   if (named != nullptr && named->built && can(*named, what)) return named->id;
   const std::string action(capability_name(what));
   if (named == nullptr) throw sim::ConfigError("--backend", std::string(name), listed(known_that_can));
+  // What would be valid: the backends of this build that can, or (none) those that could, not built.
+  const std::string valid =
+      built_that_can.empty()
+          ? listed(known_that_can) + ", which this megasim was built without (see `megasim backends`)"
+          : listed(built_that_can);
   if (!named->built) {
     throw sim::ConfigError("--backend", std::string(name),
-                           listed(built_that_can) + ": this megasim was built without the " + named->name +
-                               " backend (" + named->not_built + "; see `megasim backends`)");
+                           valid + ": this megasim was built without the " + named->name + " backend (" +
+                               named->not_built + "; see `megasim backends`)");
   }
-  throw sim::ConfigError("--backend", std::string(name),
-                         listed(built_that_can) + ": the " + named->name + " backend cannot " + action);
+  throw sim::ConfigError("--backend", std::string(name), valid + ": the " + named->name + " backend cannot " + action);
 }
 
 }  // namespace megasim::backend

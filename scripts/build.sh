@@ -5,6 +5,8 @@
 #                               the benchmarks, and the CUDA backend when nvcc and NCCL are found
 #   scripts/build.sh ci         build/: the same but the per-library unit tests (MEGASIM_UNIT_TESTS=OFF),
 #                               which CI builds and runs under the sanitizers (scripts/test_sanitized.sh)
+#   scripts/build.sh simulator  build-sim/: megasim without MPI (MEGASIM_WITH_MPI=OFF): the simulator
+#                               alone, no cpu or cuda backend
 #   scripts/build.sh optimized  build-opt/: megasim with link-time and (GCC) profile-guided
 #                               optimisation, trained on the scenarios below (about 3 minutes more
 #                               than `main` from scratch; 6-12% faster simulations, the same reports
@@ -30,6 +32,13 @@ case "$kind" in
     cmake -S . -B build "${common[@]}" "${only_megasim[@]}" -DMEGASIM_LTO=OFF -DMEGASIM_PGO=off \
           -DMEGASIM_WITH_CUDA="${MEGASIM_WITH_CUDA:-OFF}" >/dev/null
     cmake --build build --target megasim -j "$(nproc)"
+    ;;
+  simulator)
+    # The simulator alone, without MPI (so without the cpu and cuda backends), as `pip install .` builds
+    # it on a machine without Open MPI: CI checks that this configuration builds and reports the same.
+    cmake -S . -B build-sim "${common[@]}" "${only_megasim[@]}" -DMEGASIM_LTO=OFF -DMEGASIM_PGO=off \
+          -DMEGASIM_WITH_MPI=OFF -DMEGASIM_WITH_CUDA=OFF >/dev/null
+    cmake --build build-sim --target megasim -j "$(nproc)"
     ;;
   all | ci)
     # CI compiles the CUDA kernels for one architecture (90): a third less of their compile time.
@@ -68,7 +77,7 @@ case "$kind" in
     cmake --build build-opt --target megasim -j "$(nproc)"
     ;;
   *)
-    echo "usage: scripts/build.sh [main|all|ci|optimized] (got '$kind')" >&2
+    echo "usage: scripts/build.sh [main|simulator|all|ci|optimized] (got '$kind')" >&2
     exit 2
     ;;
 esac

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Command 2 of the README: install what is needed, build, and run every test. Two builds:
+# Command 2 of the README: install what is needed, build, and run every test. Three builds:
 # - build/ (GCC, -O3, warnings as errors): the executable, the Python module, the benchmarks and the
 #   CUDA backend; there the tests of what users run: the CLI tests (the golden, determinism, scale
 #   and hostile-input catalogues), pytest, the cpu backend's validation acceptance, the CUDA tests
 #   (skipped without a GPU);
+# - build-sim/ (as build/, MEGASIM_WITH_MPI=OFF): the simulator alone, its golden reports;
 # - build-san/ (Clang, AddressSanitizer + UndefinedBehaviorSanitizer): every test, the per-library
 #   GoogleTest binaries among them, then the fuzzers (scripts/test_sanitized.sh).
 # 10-20 minutes from a fresh clone on a 2-core machine with a cold compiler cache (9 min 19 s on
@@ -30,6 +31,10 @@ if ! wait "$python_install"; then
 fi
 phase "running the tests of build/ (ctest --test-dir build)"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+phase "the simulator-only build without MPI (scripts/build.sh simulator): its golden reports, its backends"
+bash scripts/build.sh simulator
+bash tests/golden/run_golden.sh build-sim/cli/megasim
+build-sim/cli/megasim backends | grep -q "^  cpu    not built (configured with MEGASIM_WITH_MPI=OFF"
 phase "every test under ASan and UBSan, then the fuzzers (scripts/test_sanitized.sh)"
 bash scripts/test_sanitized.sh
 if [ "${MEGASIM_CHECK_OPTIMIZED:-0}" = 1 ]; then
