@@ -1,50 +1,23 @@
 // The workload of one training iteration: what every rank computes and communicates, in schedule
 // order, independent of any hardware. The same Workload goes to every backend (DESIGN.md "One data
-// flow"): the simulator times it on the modelled cluster, a real backend runs it.
+// flow"): the simulator times it on the modelled cluster, a real backend runs it. All ranks of a
+// pipeline stage run the same program (the TP index and DP replica only select peers and groups,
+// Megatron rank order tp-dp-pp: parallel_groups.h), so the workload holds one StageProgram per stage
+// and each kernel list once, referenced by index.
 //
-// Structure. All ranks of a pipeline stage run the same program; a rank's tensor-parallel index and
-// data-parallel replica only select its peers and groups (Megatron rank order tp-dp-pp, see
-// parallel_groups.h). So the workload holds one StageProgram per pipeline stage, and kernel lists
-// (the ops of a chunk's forward, backward, ...) once each, referenced by index. A 12,288-GPU plan
-// is therefore a few thousand tasks, not tens of millions.
-//
-// Semantics a backend must follow:
-//  - Streams. Each rank has a compute stream and three communication streams (tp, pp, dp). Tasks of
-//    one stream run in program order, one at a time, except kPpSend/kPpRecv (see below).
-//  - Dependencies. A task starts when its stream is free and every task in `deps` (indices into the
-//    same StageProgram, always earlier tasks) has finished on this rank.
-//  - Compute tasks run their kernel list `repeat` times. Tensor-parallel collectives inside that
-//    work (the all-reduce, or with sequence parallelism the all-gather / reduce-scatter pairs, of
-//    every layer) are listed in `tp_collectives` of the kernel list and belong to the task: they run
-//    on the TP group (one server's NVLink) between the kernels; with plan.tp_comm_overlap they
-//    overlap the GEMMs they are fused with (MegaScale §3.1) and only the excess is exposed.
-//  - Pipeline point-to-point. kPpSend / kPpRecv are posted in program order once their deps are met
-//    (posting takes no time and does not block the stream, like Megatron's batched isend/irecv); a
-//    transfer starts when both the send on one stage and the recv with the same tag on the peer
-//    stage (same data-parallel replica, same tensor-parallel rank) are posted, and both tasks finish
-//    when it ends. Compute that needs the data depends on the recv; without plan.overlap_p2p_comm
-//    the next compute task also depends on the preceding send (Megatron waits for it).
-//  - Data-parallel collectives (kDpCollective) run over the rank's data-parallel group (same stage,
-//    same TP index, every replica), one call per gradient or parameter bucket, in program order on
-//    the dp stream.
-//  - Tied embeddings with pp > 1: the first and last stages all-reduce the word-embedding gradient
-//    between them (Megatron's embedding group) as a kPpSend + kPpRecv pair in each direction on the
-//    pp stream (a two-member ring all-reduce sends the whole buffer each way), category
-//    kGradientReduce, tags above every activation tag.
-//  - Synchronous data loading (plan.async_data_loading off) is a kCompute task of category
-//    kDataLoading whose kernel list has no ops, only TP broadcasts (Megatron's get_batch; none at
-//    tp = 1). It is a host synchronisation (below): broadcast_data copies the sizes to the host.
-//  - Host synchronisation (Task::host_sync): the host waits until the rank's GPU work has finished
-//    (torch.cuda.synchronize(), or a device-to-host copy), so the GPU is idle from then until the
-//    host has launched its next kernel. The builder lists as deps what the synchronisation waits
-//    for (the rank's earlier compute, TP and DP work and its posted transfers, which the
-//    non-overlapped schedule has all waited for by then); the backend charges the GPU's idle time
-//    before the task's kernels (sim: the calibration's host_sync_gap; cuda: a real synchronize). A
-//    kHostSync task has no kernels: it is the gap alone, after Megatron's batch_p2p_sync.
-//  - The per-micro-batch loss average (plan.average_loss_per_micro_batch) is a kDpCollective of
-//    category kLossReduce: a 4-byte all-reduce over the DP group after each forward of the last
-//    model chunk on the last stage, which the next compute task waits for.
-// What each plan switch does to the program is written where it is built (workload_*.cc).
+// The semantics a backend follows (the details and Megatron's reasons: docs/design/workload.md):
+//  - each rank has a compute stream and three communication streams (tp, pp, dp); a stream runs
+//    its tasks in program order, one at a time (kPpSend/kPpRecv excepted), and a task starts when
+//    its stream is free and every task of `deps` (earlier tasks of the program) has finished;
+//  - a compute task runs its kernel list `repeat` times, the list's tp_collectives on the TP group
+//    between its kernels (with plan.tp_comm_overlap only their excess over the GEMMs is exposed);
+//  - kPpSend / kPpRecv are posted in program order without blocking the stream; a transfer starts
+//    once both the send and the recv with the same tag (same replica and TP rank) are posted, and
+//    ends both tasks;
+//  - kDpCollective runs over the rank's data-parallel group, one call per bucket, in order on the
+//    dp stream;
+//  - a task with host_sync idles the GPU from the synchronisation until the host has launched the
+//    task's kernels (sim: the calibration's host_sync_gap; cuda: a real synchronize).
 #pragma once
 
 #include <cstdint>

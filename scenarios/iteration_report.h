@@ -3,37 +3,12 @@
 // and the Trace a backend returned for it (DESIGN.md "One data flow"), so it reads the simulator and
 // the real backends alike.
 //
-// Breakdown of a unit's time (a TraceUnit: ranks sharing one timeline). The compute stream's
-// timeline [0, iteration_time) is cut into disjoint pieces, so the seven categories sum to the
-// iteration time for every unit:
-//  - inside a compute task [start, end): tp_exposed for the task's TaskRecord::tp_exposed (the TP
-//    collectives no GEMM hid), compute for the rest;
-//  - an idle gap [g0, g1) before a compute task is blamed on its blocking dependency, the one in
-//    `deps` that ended last (the first such in `deps`). Only [g0, e), e = min(g1, end of that
-//    dependency), is explained by it; [e, g1) (ready but not started: host overhead in a real
-//    trace) and gaps whose blocking dependency is a compute task or that have no dependency are
-//    waiting. Within [g0, e):
-//      PP send or recv (Megatron waits for sends without overlap_p2p_comm; the tied-embedding
-//        gradient exchange is a send/recv pair too): after its transfer_start pp_exposed; between
-//        its posting and transfer_start (the peer stage has not reached the matching call yet)
-//        pipeline idle; before it was posted, blamed by these same rules on its own blocking
-//        dependency, recursively (e.g. the embedding exchange waits for the gradient
-//        reduce-scatters: that time is dp_exposed);
-//      DP collective: the part during which any DP transfer of this unit is moving (the blocking
-//        call or the buckets queued ahead of it on the serial dp stream) is dp_exposed, the rest
-//        (another replica has not issued the call yet) waiting;
-//  - the tail after the unit's last compute task, up to the iteration end, instant by instant:
-//    dp_exposed while a DP transfer of the unit moves; else pp_exposed while a PP transfer moves;
-//    else pipeline idle while another stage of the same replica still computes (the pipeline
-//    drains: with 1F1B, stage k idles k backward times at the end); else waiting (other replicas).
-//  - pipeline idle is bubble up to the schedule's own share, (p-1)/(v*m) of the unit's forward and
-//    backward time (Narayanan et al. 2021: p stages, v model chunks per stage, m micro-batches);
-//    the excess, from stage imbalance or a slow rank elsewhere in the pipeline, is waiting.
-// Why a share and not the phase of the schedule: an interleaved schedule idles in its steady state
-// too (with free communication and identical stages, stage 0 of p = 4, v = 2, m = 8 idles between
-// backwards), so "bubble = warm-up and cool-down" under-counts it. With communication free and
-// identical stages every unit's pipeline idle is exactly the share, so bubble = (p-1)/(v*m) of the
-// ideal time and waiting = 0.
+// Breakdown: each unit's compute-stream timeline [0, iteration_time) is cut into disjoint pieces,
+// so its categories (RankBreakdown) sum to the iteration time. An idle gap is blamed on the
+// dependency that blocked it (the one in `deps` that ended last); pipeline idle is bubble up to the
+// schedule's own share, (p-1)/(v*m) of the unit's forward and backward time (Narayanan et al. 2021),
+// and waiting beyond it. The rules, and why a share rather than the schedule's warm-up and
+// cool-down: docs/design/iteration_report.md.
 #pragma once
 
 #include <cstddef>
@@ -54,7 +29,7 @@
 
 namespace megasim::scenarios {
 
-// Seconds of a unit's compute-stream timeline; the seven categories sum to total_s.
+// Seconds of a unit's compute-stream timeline; the six categories sum to total_s.
 struct RankBreakdown {
   double compute_s = 0;
   double tp_exposed_s = 0;

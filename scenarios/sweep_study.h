@@ -1,52 +1,19 @@
 // `megasim sweep`: which plan is fastest for this model on this cluster? Enumerates the parallel
-// plans of a scenario (TP x PP x virtual stages x micro-batch, DP derived), lets Megatron's
-// validation (models::resolve_plan, through run_plan_study) and the memory estimate accept or reject
-// each, simulates the accepted plans on a pool of threads (screen, then confirmation, below), and
-// ranks them by throughput. Any scenario key can be swept as well (`--vary`), as a cross product
-// with the plan enumeration.
+// plans of a scenario (TP x PP x virtual stages x micro-batch, DP derived; any scenario key too,
+// with `--vary`, as a cross product), lets Megatron's validation (models::resolve_plan, through
+// run_plan_study) and the memory estimate accept or reject each, simulates the accepted plans on a
+// pool of threads and ranks them by throughput. Each accepted plan is screened first
+// (screen_iteration_study: replica 0 stands for every replica), then, per point of the varied keys,
+// simulated in full (run_iteration_study) in the order of the screens until no remaining screen can
+// reach the point's confirm_top-th best full result; the others keep their screens (kScreened).
+// Why a screen bounds its full result, the confirmation rule and the candidate space:
+// docs/design/sweep.md.
 //
-// Screen and confirmation. Simulating every rank and flow of every plan costs seconds a plan at
-// 10,000 GPUs, while the replicas of a healthy cluster differ only in how their pipeline transfers
-// collide on the fabric. So each accepted plan is first screened (screen_iteration_study): replica 0
-// stands for every replica, the DP collectives still run over all of them, and only the other
-// replicas' pipeline flows are left off the fabric. The executor's times only grow with task
-// durations (fixed stream orders, max-plus), and replica 0's transfers mostly only speed up without
-// the others; but max-min sharing is not monotone (removing a flow can slow another that shared a
-// link with it), so the screen's tokens/s is an upper bound on the full simulation's by observation,
-// not by theorem: the tests compare every plan of full sweeps, and a report counts any full result
-// above its screen (SweepReport::bound_violations).
-// Then, for each point of the varied keys, the plans are simulated in full (run_iteration_study) in
-// the order of their screens, until the next screen is below the confirm_top-th best full result of
-// its point: every plan that could reach a point's top confirm_top is simulated in full, and the
-// others keep their screens, marked kScreened. The set simulated in full is that of this sequential
-// rule whatever the thread count (work done ahead of it by other threads is dropped), and equals the
-// full sweep's top confirm_top of every point whenever the screens bound. confirm_top 0 simulates
-// every accepted plan in full. Scenarios whose replicas differ (stragglers, failed links) are
-// simulated in full by the screen itself (screen_iteration_study), which the confirmation then
-// counts as done.
-//
-// The candidate space, for each point of the varied keys' cross product (the scenario with those
-// assignments applied; a varied plan dimension is fixed to its value instead of being enumerated):
-//  - tensor_model_parallel_size: every divisor of cluster.gpus_per_server (validation rejects those
-//    that do not divide the heads, the query groups or ffn_hidden_size);
-//  - pipeline_model_parallel_size: every divisor of model.num_layers (validation rejects those with
-//    tp x pp not dividing cluster.gpus);
-//  - num_layers_per_virtual_pipeline_stage: 0 (plain 1F1B) and, when pp >= 2, every divisor d of
-//    num_layers / pp with d < num_layers / pp (d = num_layers / pp is one chunk per rank, the same
-//    schedule as 0, so it is not listed twice);
-//  - micro_batch_size: the powers of two from 1 up to the global batch size (or up to
-//    SweepOptions::max_micro_batch_size); validation rejects those for which micro_batch_size x DP
-//    does not divide global_batch_size, or whose micro-batch count the interleaved schedule cannot
-//    use;
-//  - every other key (sequence parallel, recompute, overlaps, the distributed optimizer, ...) as in
-//    the scenario; switches Megatron turns off for a plan (sequence parallel at TP 1) are off there.
-// A candidate is kInvalid when validation throws (its reason is the error's message), kOutOfMemory
-// when its peak stage's memory exceeds the GPU's HBM (the reason gives both), else it is simulated.
-//
-// Determinism: rows are ranked by tokens/s, descending, ties by the candidate's key (point of the
-// varied keys, tp, pp, layers per virtual stage, micro-batch, ascending); each simulation is a pure
-// function of its scenario and the confirmation's set is the sequential rule's, so the report does not
-// depend on the thread count or completion order.
+// Contract: a candidate is kInvalid when validation throws (its reason is the error's message),
+// kOutOfMemory when its peak stage's memory exceeds the GPU's HBM (the reason gives both), else it
+// is simulated. Rows are ranked by tokens/s, descending, ties by the candidate's key (point of the
+// varied keys, tp, pp, layers per virtual stage, micro-batch, ascending); the report does not depend
+// on the thread count or the order in which simulations finish.
 #pragma once
 
 #include <cstddef>

@@ -4,8 +4,8 @@
 // the fabric reads at random, so with 4 KiB pages most of those reads also miss the TLB. glibc backs
 // its heap with transparent huge pages when its tunable `glibc.malloc.hugetlb=1` is set (glibc 2.35+;
 // the kernel's THP mode "madvise" suffices), but tunables are read only when a process starts. A
-// program that wants them therefore re-executes itself once with the tunable added; measured at
-// 12,288 GPUs: 10-12% less wall time (bench/README.md).
+// program that wants them therefore re-executes itself once with the tunable added (what it saves
+// at 12,288 GPUs: bench/README.md).
 #pragma once
 
 #include <optional>
@@ -28,9 +28,9 @@ void reexec_with_huge_page_heap(char** argv);
 // above its mmap threshold (which it raises as such blocks are freed, up to 32 MiB) and trims the
 // heap's top, so the vectors a large simulation grows and drops are faulted in again, with huge pages
 // zeroed 2 MiB at a time, over and over. Sets the mmap threshold to its maximum (32 MiB on 64-bit)
-// and turns trimming off. Measured on the 12,288-GPU iteration: page faults 7,500 -> 1,000 and
-// 5-10% less wall time (bench/README.md). Returns whether glibc took both settings. Call it early in
-// main(); memory in use is not affected.
+// and turns trimming off (its effect on the 12,288-GPU iteration's page faults and wall time:
+// bench/README.md). Returns whether glibc took both settings. Call it early in main(); memory in use
+// is not affected.
 bool keep_freed_heap_memory();
 
 }  // namespace megasim::sim
