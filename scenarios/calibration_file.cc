@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
+#include <utility>
 
 #include "scenarios/input_file.h"
 #include "sim/error.h"
@@ -218,10 +220,32 @@ std::string read_text(const std::string& path) {
 
 }  // namespace
 
-void apply_calibration_text(std::string_view toml_text, std::string_view source, models::ComputeCalibration& compute,
-                            backend::FabricParams& fabric, models::CollectiveParams* collective) {
-  const toml::table root = parse_text(toml_text, source);
-  for (const auto& [section, node] : root) {
+struct CalibrationFile::Parsed {
+  toml::table root;
+};
+
+CalibrationFile::CalibrationFile(std::string source, std::shared_ptr<const Parsed> parsed)
+    : source_(std::move(source)), parsed_(std::move(parsed)) {}
+
+CalibrationFile CalibrationFile::parse(std::string_view toml_text, std::string_view source) {
+  CalibrationFile file(std::string(source), std::make_shared<const Parsed>(Parsed{parse_text(toml_text, source)}));
+  if (const toml::node* device = file.parsed_->root.get("device")) {
+    const toml::table* t = device->as_table();
+    if (t == nullptr) {
+      throw sim::ConfigError("calibration.device", "(in " + std::string(source) + ")", "a [device] table");
+    }
+    file.device_ = parse_device(*t);
+  }
+  return file;
+}
+
+CalibrationFile CalibrationFile::read(const std::string& path) {
+  return parse(read_text(path), path);
+}
+
+void CalibrationFile::apply(models::ComputeCalibration& compute, backend::FabricParams& fabric,
+                            models::CollectiveParams* collective) const {
+  for (const auto& [section, node] : parsed_->root) {
     const toml::table* t = node.as_table();
     if (section == "compute" && t != nullptr) {
       apply_compute(*t, compute);
@@ -230,9 +254,9 @@ void apply_calibration_text(std::string_view toml_text, std::string_view source,
     } else if (section == "collective" && t != nullptr && collective != nullptr) {
       apply_collective(*t, *collective);
     } else if (section == "device" && t != nullptr) {
-      parse_device(*t);
+      continue;  // read by parse()
     } else {
-      throw sim::ConfigError("calibration." + std::string(section.str()), "(in " + std::string(source) + ")",
+      throw sim::ConfigError("calibration." + std::string(section.str()), "(in " + source_ + ")",
                              collective != nullptr ? "a [compute], [network], [collective] or [device] section"
                                                    : "a [compute], [network] or [device] section");
     }
@@ -242,23 +266,22 @@ void apply_calibration_text(std::string_view toml_text, std::string_view source,
   if (collective != nullptr) models::validate(*collective);
 }
 
+void apply_calibration_text(std::string_view toml_text, std::string_view source, models::ComputeCalibration& compute,
+                            backend::FabricParams& fabric, models::CollectiveParams* collective) {
+  CalibrationFile::parse(toml_text, source).apply(compute, fabric, collective);
+}
+
 void apply_calibration_file(const std::string& path, models::ComputeCalibration& compute, backend::FabricParams& fabric,
                             models::CollectiveParams* collective) {
-  apply_calibration_text(read_text(path), path, compute, fabric, collective);
+  CalibrationFile::read(path).apply(compute, fabric, collective);
 }
 
 std::optional<CalibratedDevice> calibrated_device_text(std::string_view toml_text, std::string_view source) {
-  const toml::table root = parse_text(toml_text, source);
-  const toml::node* device = root.get("device");
-  if (device == nullptr) return std::nullopt;
-  const toml::table* t = device->as_table();
-  if (t == nullptr)
-    throw sim::ConfigError("calibration.device", "(in " + std::string(source) + ")", "a [device] table");
-  return parse_device(*t);
+  return CalibrationFile::parse(toml_text, source).device();
 }
 
 std::optional<CalibratedDevice> calibrated_device(const std::string& path) {
-  return calibrated_device_text(read_text(path), path);
+  return CalibrationFile::read(path).device();
 }
 
 std::optional<models::GpuSpec> calibration_device_text(std::string_view toml_text, std::string_view source) {
@@ -267,7 +290,8 @@ std::optional<models::GpuSpec> calibration_device_text(std::string_view toml_tex
 }
 
 std::optional<models::GpuSpec> calibration_device(const std::string& path) {
-  return calibration_device_text(read_text(path), path);
+  std::optional<CalibratedDevice> device = calibrated_device(path);
+  return device ? std::optional<models::GpuSpec>(device->gpu) : std::nullopt;
 }
 
 }  // namespace megasim::scenarios

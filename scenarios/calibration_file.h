@@ -36,6 +36,7 @@
 //                                          #   absent when the calibration ran on one host)
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -46,22 +47,43 @@
 
 namespace megasim::scenarios {
 
-// Applies the file's fields over `compute`, `fabric` and, when given, `collective`. Throws
-// sim::ConfigError naming the file and the key ("calibration.compute.best_gemm_efficiency") for
-// unknown keys, wrong types, out-of-range values, a [collective] section without `collective`, or an
-// unreadable file. A [device] section is checked here and read by calibration_device.
-void apply_calibration_file(const std::string& path, models::ComputeCalibration& compute, backend::FabricParams& fabric,
-                            models::CollectiveParams* collective = nullptr);
-// The same from TOML text (`source` names it in messages).
-void apply_calibration_text(std::string_view toml_text, std::string_view source, models::ComputeCalibration& compute,
-                            backend::FabricParams& fabric, models::CollectiveParams* collective = nullptr);
-
 // The [device] of a calibration file or text; nullopt when it has none. Every field is required but
 // inter_node_gbytes_per_s.
 struct CalibratedDevice {
   models::GpuSpec gpu;                 // nvlink_total_gbytes_per_s = 2 x intra_node_gbytes_per_s
   double inter_node_gbytes_per_s = 0;  // 0: not measured
 };
+
+// A calibration file read and parsed once: its [device] (checked when read) and the fields to apply
+// over any defaults (checked when applied, against what they apply to). Copies share the parse.
+class CalibrationFile {
+ public:
+  // Throws sim::ConfigError naming the file for an unreadable file, malformed TOML or a bad [device].
+  static CalibrationFile read(const std::string& path);
+  // The same from TOML text (`source` names it in messages).
+  static CalibrationFile parse(std::string_view toml_text, std::string_view source);
+
+  [[nodiscard]] const std::optional<CalibratedDevice>& device() const { return device_; }
+  // Applies the file's fields over `compute`, `fabric` and, when given, `collective`. Throws
+  // sim::ConfigError naming the file and the key ("calibration.compute.best_gemm_efficiency") for
+  // unknown keys, wrong types, out-of-range values or a [collective] section without `collective`.
+  void apply(models::ComputeCalibration& compute, backend::FabricParams& fabric,
+             models::CollectiveParams* collective = nullptr) const;
+
+ private:
+  struct Parsed;
+  CalibrationFile(std::string source, std::shared_ptr<const Parsed> parsed);
+
+  std::string source_;
+  std::shared_ptr<const Parsed> parsed_;
+  std::optional<CalibratedDevice> device_;
+};
+
+// One-shot forms of CalibrationFile::read or parse, then apply or device().
+void apply_calibration_file(const std::string& path, models::ComputeCalibration& compute, backend::FabricParams& fabric,
+                            models::CollectiveParams* collective = nullptr);
+void apply_calibration_text(std::string_view toml_text, std::string_view source, models::ComputeCalibration& compute,
+                            backend::FabricParams& fabric, models::CollectiveParams* collective = nullptr);
 std::optional<CalibratedDevice> calibrated_device(const std::string& path);
 std::optional<CalibratedDevice> calibrated_device_text(std::string_view toml_text, std::string_view source);
 // Their GpuSpec alone.

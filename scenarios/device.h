@@ -11,6 +11,7 @@
 #include "models/compute_cost.h"
 #include "models/gpu_spec.h"
 #include "scenarios/scenario.h"
+#include "topology/cluster_params.h"
 
 namespace megasim::scenarios {
 
@@ -33,6 +34,7 @@ struct DeviceModel {
   models::ComputeCalibration compute;
   backend::FabricParams fabric;
   models::CollectiveParams collective;
+  topo::ClusterParams cluster;  // effective_cluster (scenario.h): the link rates resolved
 };
 
 // Where a calibrated device's compute calibration starts, before its file's measurements replace
@@ -41,9 +43,10 @@ struct DeviceModel {
 // efficiencies 1, no launch overhead, no SMs taken by communication.
 models::ComputeCalibration calibrated_device_defaults();
 
-// The GPU, its compute calibration and the scenario's fabric and collective parameters, with the
+// The GPU, its compute calibration, the scenario's fabric and collective parameters with the
 // calibration file applied (over calibrated_device_defaults for a calibrated device, over the GPU's
-// public defaults otherwise).
+// public defaults otherwise), and the effective cluster: the scenario resolved against its device,
+// the calibration file read and parsed once. A study resolves the device once and hands it on.
 DeviceModel device_model(const Scenario& scenario);
 
 }  // namespace megasim::scenarios

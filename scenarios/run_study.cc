@@ -34,8 +34,8 @@ struct IterationSetup {
 
 // Throws sim::ConfigError for an invalid scenario, an impossible plan or one that does not fit.
 std::unique_ptr<IterationSetup> prepare(const Scenario& s, const RunOptions& options) {
-  validate(s);
-  DeviceModel device = device_model(s);
+  DeviceModel device = device_model(s);  // the calibration file read once, for the whole run
+  validate(s, device);
   if (options.adjust_device) {
     options.adjust_device(device);
     models::validate(device.compute);
@@ -51,9 +51,9 @@ std::unique_ptr<IterationSetup> prepare(const Scenario& s, const RunOptions& opt
   models::Workload workload = models::build_workload(s.model, plan);
   std::shared_ptr<const topo::Topology> topology = options.topology;
   if (topology == nullptr) {
-    topology = std::make_shared<const topo::Topology>(topo::Topology::build(effective_cluster(s)));
+    topology = std::make_shared<const topo::Topology>(topo::Topology::build(device.cluster));
   }
-  MEGASIM_ASSERT(topology->params() == effective_cluster(s), "a run was handed the topology of another cluster");
+  MEGASIM_ASSERT(topology->params() == device.cluster, "a run was handed the topology of another cluster");
   auto setup = std::make_unique<IterationSetup>(
       IterationSetup{std::move(device), memory, std::move(workload), std::move(topology), {}, {}});
   backend::IterationInputs& inputs = setup->inputs;

@@ -23,23 +23,17 @@ Scenario::Scenario() {
   plan.recompute_granularity = models::RecomputeGranularity::kSelective;
 }
 
-topo::ClusterParams effective_cluster(const Scenario& scenario) {
-  topo::ClusterParams params = scenario.cluster;
-  if (params.nvlink_gbytes_per_s == 0) {
-    params.nvlink_gbytes_per_s = scenario_gpu(scenario).nvlink_total_gbytes_per_s / 2;
-  }
-  if (params.nic_gbps == 0) params.nic_gbps = scenario_nic_gbps(scenario);
-  return params;
-}
-
 topo::Placement plan_placement(const Scenario& scenario, const topo::Topology& topology, std::int64_t tensor,
                                std::int64_t data, std::int64_t pipeline) {
   return topo::make_placement(topology, topo::PlanShape{tensor, data, pipeline}, scenario.placement, scenario.seed);
 }
 
 void validate(const Scenario& scenario) {
-  scenario_gpu(scenario);
-  topo::validate(effective_cluster(scenario));
+  validate(scenario, device_model(scenario));
+}
+
+void validate(const Scenario& scenario, const DeviceModel& device) {
+  topo::validate(device.cluster);
   backend::validate(scenario.fabric);
   models::validate(scenario.collective);
   models::validate(scenario.model);

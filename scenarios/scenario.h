@@ -47,14 +47,19 @@ struct Scenario {
   models::CheckpointParams checkpoint;
 };
 
-// Checks the cluster, GPU, fabric, collective and model sections (throws sim::ConfigError naming
-// the first bad key). The plan is checked where a study needs it (models::resolve_plan), since a
-// fabric-only study must not fail on a plan it does not use.
+struct DeviceModel;  // device.h
+
+// Checks the cluster, GPU (and calibration file), fabric, collective and model sections (throws
+// sim::ConfigError naming the first bad key). The plan is checked where a study needs it
+// (models::resolve_plan), since a fabric-only study must not fail on a plan it does not use.
 void validate(const Scenario& scenario);
+// The same with the scenario's device already resolved (device_model(scenario)).
+void validate(const Scenario& scenario, const DeviceModel& device);
 
 // The cluster parameters with the device-derived defaults filled in: NVLink bandwidth each way is
 // half the GPU's total NVLink bandwidth when cluster.nvlink_gbytes_per_s is 0, and the NIC speed
-// scenario_nic_gbps (device.h) when cluster.nic_gbps is 0.
+// scenario_nic_gbps (device.h) when cluster.nic_gbps is 0. Defined in device.cc; DeviceModel::cluster
+// is the same, for a study that has resolved the device.
 topo::ClusterParams effective_cluster(const Scenario& scenario);
 
 // Rank -> GPU for the scenario's plan and placement policy (the scatter uses the named stream

@@ -182,6 +182,11 @@ TEST_P(EndToEnd, CostModelChargesEachOpTheProbesTime) {
   const std::string dir = GetParam() ? "ops_dp2" : "ops_pp2";
   const Scenario s = calibrated(GetParam(), dir);
   const DeviceModel d = device_model(s);
+  // The device resolved once (one read of the file) is the device each question asks for alone.
+  EXPECT_EQ(d.cluster, effective_cluster(s));
+  EXPECT_EQ(d.gpu.name, scenario_gpu(s).name);
+  EXPECT_EQ(d.cluster.nic_gbps, scenario_nic_gbps(s));
+  EXPECT_EQ(d.cluster.nvlink_gbytes_per_s, d.gpu.nvlink_total_gbytes_per_s / 2);
   const models::Workload w = workload_of(s);
   std::set<std::tuple<std::string, ShapeKey, double>> seen;  // each distinct op once
   walk_ops(w, [&](const models::LayerOp& op, std::int32_t) {
