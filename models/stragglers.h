@@ -1,7 +1,7 @@
 // Stragglers (DESIGN.md "Stragglers"): what makes some ranks slower than others in a synchronous
 // job, as parameters of the `[stragglers]` scenario section. The draws (which hosts are slow, each
 // task's jitter, each micro-batch's length, each rank's pause phase) come from named random streams
-// of the scenario's seed (scenarios/straggler_draw.h), so the same seed gives the same stragglers.
+// of the scenario's seed (backend/sim/straggler_draw.h), so the same seed gives the same stragglers.
 //
 //  - Slow hosts: each server is slow with probability slow_host_fraction, its GPUs' compute then
 //    multiplied by a factor drawn from a normal of mean slow_host_factor and deviation

@@ -5,12 +5,12 @@
 #include <utility>
 
 #include "backend/sim/iteration_executor.h"
+#include "backend/sim/straggler_draw.h"
 #include "models/compute_cost.h"
 #include "models/gpu_spec.h"
 #include "models/memory.h"
 #include "scenarios/device.h"
 #include "scenarios/memory_budget.h"
-#include "scenarios/straggler_draw.h"
 #include "scenarios/straggler_report.h"
 #include "sim/error.h"
 #include "sim/rng.h"
@@ -29,7 +29,7 @@ struct IterationSetup {
   models::Workload workload;
   std::shared_ptr<const topo::Topology> topology;  // shared with the caller's other runs
   backend::IterationInputs inputs;
-  StragglerDraw draw;
+  backend::StragglerDraw draw;
 };
 
 // Throws sim::ConfigError for an invalid scenario, an impossible plan or one that does not fit.
@@ -67,7 +67,7 @@ std::unique_ptr<IterationSetup> prepare(const Scenario& s, const RunOptions& opt
   inputs.calibration = setup->device.compute;
   inputs.record_flows = options.record_flows;
   if (s.stragglers.active()) {
-    setup->draw = draw_stragglers(s.stragglers, setup->workload, *setup->topology, s.seed);
+    setup->draw = backend::draw_stragglers(s.stragglers, setup->workload, *setup->topology, s.seed);
     apply(setup->draw, inputs);
   }
   inputs.failed_links = options.failed_links;

@@ -120,7 +120,7 @@ std::map<std::string, double> compute_by_category(const models::Workload& w, con
 
 }  // namespace
 
-StragglerReport analyse_stragglers(const models::StragglerParams& params, const StragglerDraw& draw,
+StragglerReport analyse_stragglers(const models::StragglerParams& params, const backend::StragglerDraw& draw,
                                    const backend::IterationInputs& inputs, const backend::Trace& trace) {
   const models::Workload& w = *inputs.workload;
   const topo::Topology& topology = *inputs.topology;
@@ -156,7 +156,7 @@ StragglerReport analyse_stragglers(const models::StragglerParams& params, const 
   std::vector<std::int64_t> replaced;
   for (std::size_t i = 0; i < k; ++i) replaced.push_back(slow[i].first);
   backend::IterationInputs healthier = inputs;
-  healthier.gpu_slowdown = without_hosts(draw, topology, replaced);
+  healthier.gpu_slowdown = backend::without_hosts(draw, topology, replaced);
   const backend::IterationInputs group_mean = group_mean_inputs(inputs);
   // The three simulations are independent (each its own executor over shared read-only inputs):
   // two run on other threads. Each result is what it would be alone, so the report is deterministic.

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "backend/sim/iteration_executor.h"
+#include "backend/sim/straggler_draw.h"
 #include "backend/trace.h"
 #include "models/stragglers.h"
 #include "models/workload.h"
 #include "scenarios/json_writer.h"
-#include "scenarios/straggler_draw.h"
 #include "topology/topology.h"
 
 namespace megasim::scenarios {
@@ -47,7 +47,7 @@ struct StragglerReport {
 //  - restart (servers drift at params.uptime_h): the drift reset, other stragglers kept;
 //  - balanced_last_stage (pp > 1): the last stage's compute scaled to the mean of the other stages'
 //    in the iteration without stragglers (Megatron's last stage carries the logits and the loss).
-StragglerReport analyse_stragglers(const models::StragglerParams& params, const StragglerDraw& draw,
+StragglerReport analyse_stragglers(const models::StragglerParams& params, const backend::StragglerDraw& draw,
                                    const backend::IterationInputs& inputs, const backend::Trace& trace);
 
 std::string to_text(const StragglerReport& report);

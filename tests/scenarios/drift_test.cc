@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "backend/sim/straggler_draw.h"
 #include "campaign_test_util.h"
 #include "config_error_util.h"
 #include "scenarios/campaign_oracle.h"
@@ -14,7 +15,6 @@
 #include "scenarios/campaign_study.h"
 #include "scenarios/loader.h"
 #include "scenarios/run_study.h"
-#include "scenarios/straggler_draw.h"
 #include "straggler_test_util.h"
 
 namespace megasim::scenarios {
@@ -41,7 +41,7 @@ TEST(Drift, RatesFollowTheirParameters) {
   p.drift_host_fraction = 0.3;
   p.drift_cv = 0.5;
   const std::int64_t servers = 20000;
-  const std::vector<double> rates = drift_rates_per_hour(p, servers, sim::RngStreams(11));
+  const std::vector<double> rates = backend::drift_rates_per_hour(p, servers, sim::RngStreams(11));
   std::int64_t drifting = 0;
   double sum = 0;
   for (const double r : rates) {
@@ -54,7 +54,7 @@ TEST(Drift, RatesFollowTheirParameters) {
   EXPECT_NEAR(mean, 0.002, 4 * 0.002 * 0.5 / std::sqrt(static_cast<double>(drifting)));
   // Without spread every drifting server has exactly the mean rate; the same seed, the same servers.
   p.drift_cv = 0;
-  const std::vector<double> fixed = drift_rates_per_hour(p, servers, sim::RngStreams(11));
+  const std::vector<double> fixed = backend::drift_rates_per_hour(p, servers, sim::RngStreams(11));
   for (std::size_t s = 0; s < fixed.size(); ++s) {
     EXPECT_EQ(fixed[s] > 0, rates[s] > 0);
     if (fixed[s] > 0) {

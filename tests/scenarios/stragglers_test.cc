@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/sim/straggler_draw.h"
 #include "models/stragglers.h"
 #include "scenarios/loader.h"
 #include "scenarios/run_study.h"
-#include "scenarios/straggler_draw.h"
 #include "sim/error.h"
 #include "straggler_test_util.h"
 #include "topology/topology.h"
@@ -158,7 +158,7 @@ TEST(Stragglers, SlowHostFractionDrawsAboutThatManyHosts) {
   models::Workload w;
   w.plan.tp = w.plan.pp = w.plan.dp = 1;
   w.stages.resize(1);
-  const StragglerDraw d = draw_stragglers(p, w, topology, 1);
+  const backend::StragglerDraw d = backend::draw_stragglers(p, w, topology, 1);
   int slow = 0;
   for (const double f : d.host_slowdown) slow += f > 1 ? 1 : 0;
   // Binomial(2000, 0.1): mean 200, standard deviation 13.4; 5 sigma either way.
@@ -179,19 +179,19 @@ TEST(Stragglers, UnplannedPausesHaveAPhasePerRank) {
   w.plan.pp = 1;
   w.plan.dp = 2;
   w.stages.resize(1);
-  const StragglerDraw unplanned = draw_stragglers(p, w, topology, 1);
+  const backend::StragglerDraw unplanned = backend::draw_stragglers(p, w, topology, 1);
   ASSERT_EQ(unplanned.gc_phase.size(), 8u);
   for (const sim::SimTime phase : unplanned.gc_phase) {
     EXPECT_GE(phase, 0);
     EXPECT_LT(phase, 10 * sim::kSecond);
   }
   p.gc_synchronized = true;
-  EXPECT_EQ(draw_stragglers(p, w, topology, 1).gc_phase, std::vector<sim::SimTime>(2, 0));
+  EXPECT_EQ(backend::draw_stragglers(p, w, topology, 1).gc_phase, std::vector<sim::SimTime>(2, 0));
   // Four ranks of 3 s pauses on their own phases could fill a 10 s period: refused, naming the pause.
   p.gc_synchronized = false;
   p.gc_pause_s = 3;
   try {
-    static_cast<void>(draw_stragglers(p, w, topology, 1));
+    static_cast<void>(backend::draw_stragglers(p, w, topology, 1));
     ADD_FAILURE() << "accepted pauses that may leave no time to compute";
   } catch (const sim::ConfigError& e) {
     EXPECT_EQ(e.key(), "stragglers.gc_pause_s");

@@ -1,7 +1,8 @@
-// The draw of a scenario's stragglers (models/stragglers.h) for one iteration simulation: which
-// GPUs are slow and by how much, each task's compute multiple on each (stage, replica) unit, and
-// each rank's pause phase, from the named random streams "stragglers.hosts", "stragglers.drift",
-// "stragglers.jitter", "stragglers.seq_length" and "stragglers.gc" of the scenario's seed.
+// The draw of a scenario's stragglers (models/stragglers.h) for one iteration simulation, an input
+// of the simulator's executor (iteration_executor.h): which GPUs are slow and by how much, each
+// task's compute multiple on each (stage, replica) unit, and each rank's pause phase, from the
+// named random streams "stragglers.hosts", "stragglers.drift", "stragglers.jitter",
+// "stragglers.seq_length" and "stragglers.gc" of the scenario's seed.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +16,7 @@
 #include "topology/placement.h"
 #include "topology/topology.h"
 
-namespace megasim::scenarios {
+namespace megasim::backend {
 
 struct StragglerDraw {
   std::vector<double> host_slowdown;               // per server, >= 1
@@ -39,7 +40,7 @@ std::vector<double> drift_rates_per_hour(const models::StragglerParams& params, 
                                          const sim::RngStreams& rng);
 
 // Puts the draw into the simulator's inputs (gpu_slowdown, task_scale, pauses, degraded links).
-void apply(const StragglerDraw& draw, backend::IterationInputs& inputs);
+void apply(const StragglerDraw& draw, IterationInputs& inputs);
 
 // The GPU slowdowns with the servers of `replaced` at factor 1 (a what-if: those hosts swapped for
 // healthy spares); other GPUs keep their factors.
@@ -50,4 +51,4 @@ std::vector<double> without_hosts(const StragglerDraw& draw, const topo::Topolog
 // with the square of the sequence length), index = stage.
 std::vector<std::vector<double>> attention_shares(const models::Workload& workload);
 
-}  // namespace megasim::scenarios
+}  // namespace megasim::backend

@@ -1,4 +1,4 @@
-#include "scenarios/straggler_draw.h"
+#include "backend/sim/straggler_draw.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "sim/error.h"
 #include "sim/rng.h"
 
-namespace megasim::scenarios {
+namespace megasim::backend {
 namespace {}  // namespace
 
 std::vector<double> drift_rates_per_hour(const models::StragglerParams& p, std::int64_t servers,
@@ -192,7 +192,7 @@ StragglerDraw draw_stragglers(const models::StragglerParams& p, const models::Wo
   return draw;
 }
 
-void apply(const StragglerDraw& draw, backend::IterationInputs& inputs) {
+void apply(const StragglerDraw& draw, IterationInputs& inputs) {
   const bool slowed = std::any_of(draw.gpu_slowdown.begin(), draw.gpu_slowdown.end(), [](double f) { return f > 1; });
   inputs.gpu_slowdown = slowed ? draw.gpu_slowdown : std::vector<double>{};
   inputs.task_scale = draw.task_scale;
@@ -213,4 +213,4 @@ std::vector<double> without_hosts(const StragglerDraw& draw, const topo::Topolog
   return out;
 }
 
-}  // namespace megasim::scenarios
+}  // namespace megasim::backend
