@@ -41,14 +41,14 @@ std::string trace_json(const Run& r, const std::vector<std::int64_t>& ranks, std
   return scenarios::perfetto_trace_json(r.result.workload, r.result.trace, filter, &r.scenario);
 }
 
-// `megasim run --out DIR`'s two files, both or neither (scenarios/run_outputs.h); the trace streamed.
+// `megasim run --out DIR`'s three files, all or none (scenarios/run_outputs.h); the traces streamed.
 std::vector<std::string> save(const Run& r, const std::string& directory, const std::vector<std::int64_t>& ranks,
                               std::int64_t max_ranks) {
   const scenarios::TraceFilter filter{.ranks = ranks, .max_ranks = max_ranks};
   const std::string report = scenarios::to_json(r.result.report);
   py::gil_scoped_release release;
   return scenarios::write_run_outputs(directory, "directory", report, r.result.workload, r.result.trace, filter,
-                                      &r.scenario);
+                                      r.scenario);
 }
 
 // The what-ifs of the in-memory trace (every rank), as `megasim whatif` analyses a written one.

@@ -39,15 +39,16 @@ struct RunOptions {
   std::int64_t samples = 1;
 };
 
-// Prints the report and, with --out, writes report.json and trace.json (scenarios/run_outputs.h:
-// both or neither; the trace, GBs at 12,288 GPUs with --max-trace-ranks 0, streamed to its file).
+// Prints the report and, with --out, writes report.json, trace.bin and trace.json
+// (scenarios/run_outputs.h: all or none; the traces streamed to their files, trace.json GBs at
+// 12,288 GPUs with --max-trace-ranks 0).
 // An explicit --trace-ranks list is written whole.
 void emit(const RunOptions& o, const scenarios::Scenario& s, const models::Workload& workload,
           const backend::Trace& trace, const scenarios::IterationReport& report) {
   const std::string report_json = scenarios::to_json(report);
   if (!o.out_dir.empty()) {
     const scenarios::TraceFilter filter{.ranks = o.trace_ranks, .max_ranks = o.max_trace_ranks};
-    scenarios::write_run_outputs(o.out_dir, "--out", report_json, workload, trace, filter, &s);
+    scenarios::write_run_outputs(o.out_dir, "--out", report_json, workload, trace, filter, s);
   }
   std::cout << (o.json ? report_json : scenarios::to_text(report)) << std::flush;
 }
@@ -109,7 +110,8 @@ void check_context(const CLI::App& cmd, const RunOptions& o, backend::BackendId 
   refuse_inert(cmd, "--samples", !real,
                "with --backend sim (a measured run reports its own spread over --iterations; samples are "
                "simulations with other seeds)");
-  const std::string no_out = "without --out DIR (it selects what trace.json, written only with --out, holds)";
+  const std::string no_out =
+      "without --out DIR (it selects what trace.bin and trace.json, written only with --out, hold)";
   refuse_inert(cmd, "--trace-ranks", !o.out_dir.empty(), no_out);
   refuse_inert(cmd, "--max-trace-ranks", !o.out_dir.empty(), no_out);
   refuse_inert(cmd, "--max-trace-ranks", o.trace_ranks.empty(),
@@ -157,15 +159,16 @@ Action register_run(CLI::App& app) {
                   "and report the median and 5th-95th percentile of iteration time and MFU")
       ->capture_default_str()
       ->check(integer_in(1, scenarios::kMaxSamples));
-  cmd->add_option("--out", o->out_dir, "write report.json and trace.json (Perfetto) into DIR");
+  cmd->add_option("--out", o->out_dir,
+                  "write report.json, trace.bin (for megasim whatif) and trace.json (Perfetto) into DIR");
   cmd->add_flag("--json", o->json, "print the report as JSON");
   cmd->add_option("--trace-ranks", o->trace_ranks,
-                  "with --out: exactly these ranks in trace.json (default: --max-trace-ranks of TP rank 0 of every "
+                  "with --out: exactly these ranks in the traces (default: --max-trace-ranks of TP rank 0 of every "
                   "stage, replica by replica)")
       ->delimiter(',')
       ->check(integer_in(0, kMaxGpusOption - 1));
   cmd->add_option("--max-trace-ranks", o->max_trace_ranks,
-                  "with --out: at most this many ranks in trace.json's default selection (0: all)")
+                  "with --out: at most this many ranks in the traces' default selection (0: all, as whatif needs)")
       ->capture_default_str()
       ->check(integer_in(0, kMaxGpusOption));
   return [cmd, o] {

@@ -1,5 +1,6 @@
-// `megasim whatif TRACE.json [--json] [--slowest K]`: the what-if analysis (scenarios/trace_whatif.h)
-// of an iteration recorded in a Perfetto trace that megasim wrote with its scenario, simulated
+// `megasim whatif TRACE [--json] [--slowest K]`: the what-if analysis (scenarios/trace_whatif.h)
+// of an iteration recorded in trace.bin or trace.json (told apart by trace.bin's magic bytes; a
+// folder stands for its trace.bin) that megasim wrote with its scenario, simulated
 // (`megasim run --out DIR`) or measured on a real backend (`megasim run --backend cpu|cuda --out
 // DIR`, `megasim validate --out DIR`): the workload is rebuilt from the embedded scenario and the
 // iteration replayed with evened-out compute. Needs every rank of the plan in the trace.
@@ -33,7 +34,10 @@ Action register_whatif(CLI::App& app) {
       "whatif",
       "what-if analysis of a trace megasim wrote (simulated or measured): the iteration with evened-out "
       "compute");
-  cmd->add_option("trace", o->trace_path, "trace.json written by megasim run/validate --out DIR")->required();
+  cmd->add_option("trace", o->trace_path,
+                  "trace.bin or trace.json written by megasim run --out DIR (or DIR itself), or "
+                  "measured_trace.json of megasim validate --out DIR")
+      ->required();
   cmd->add_flag("--json", o->json, "print the analysis as JSON");
   cmd->add_option("--slowest", o->slowest, "ranks brought to their group's mean in fix_slowest_ranks")
       ->check(integer_in(INT64_MIN, INT64_MAX))  // the study says which counts are valid

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "scenarios/json_lexer.h"
 
 namespace megasim::scenarios {
@@ -83,6 +85,12 @@ JsonValue parse_json(std::string_view text, std::string_view source) {
   JsonValue v = parse_json_value(in, 0);
   if (!in.at_end()) in.fail("the end of the document");
   return v;
+}
+
+std::optional<std::int64_t> exact_integer(double x) {
+  constexpr double kLargestExact = 9007199254740992.0;  // 2^53
+  if (!(std::fabs(x) <= kLargestExact) || x != std::floor(x)) return std::nullopt;
+  return static_cast<std::int64_t>(x);
 }
 
 }  // namespace megasim::scenarios

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,5 +49,9 @@ JsonValue parse_json(std::string_view text, std::string_view source = "<string>"
 // The one value at the lexer's position, `depth` arrays and objects deep (0 for a document), for a
 // reader that streams the rest of its document (trace_events.h). Errors as parse_json.
 JsonValue parse_json_value(JsonLexer& lexer, int depth);
+
+// The integer a JSON number stands for, when it is one a double holds exactly (|x| <= 2^53);
+// converting a larger or fractional double to an integer type would be undefined.
+std::optional<std::int64_t> exact_integer(double x);
 
 }  // namespace megasim::scenarios

@@ -11,11 +11,10 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
-#include <variant>
 
+#include "scenarios/embedded_scenario.h"
 #include "scenarios/iteration_report.h"
 #include "scenarios/json_writer.h"
-#include "scenarios/keys.h"
 #include "scenarios/perfetto_flows.h"
 #include "scenarios/perfetto_tracks.h"
 #include "sim/error.h"
@@ -165,6 +164,15 @@ std::vector<std::pair<std::int64_t, std::size_t>> select(const models::Workload&
   return out;
 }
 
+// The written ranks grouped by their unit, units ascending by index, ranks ascending.
+std::vector<WrittenUnit> group_by_unit(const std::vector<std::pair<std::int64_t, std::size_t>>& ranks) {
+  std::map<std::size_t, std::vector<std::int64_t>> units;  // unit -> its written ranks
+  for (const auto& [rank, u] : ranks) units[u].push_back(rank);
+  std::vector<WrittenUnit> out;
+  for (auto& [u, unit_ranks] : units) out.push_back({.unit = u, .ranks = std::move(unit_ranks)});
+  return out;
+}
+
 // The "megasim" object: what the trace reader (trace_file.h) needs to rebuild the workload and the
 // Trace: the scenario's keys, the backend, the iteration time and the units of the written ranks.
 std::string megasim_object(const backend::Trace& trace, const std::vector<std::pair<std::int64_t, std::size_t>>& ranks,
@@ -172,21 +180,13 @@ std::string megasim_object(const backend::Trace& trace, const std::vector<std::p
   JsonWriter w(0);
   w.begin_object().field("version", 1).field("backend", trace.backend);
   w.field("iteration_time_ns", static_cast<std::int64_t>(trace.iteration_time));
-  if (scenario != nullptr) {
-    w.key("scenario").begin_object();
-    for (const KeySpec& key : key_table()) {
-      w.key(key.full_name());
-      std::visit([&w](const auto& x) { w.value(x); }, key.get(*scenario));
-    }
-    w.end_object();
-  }
-  std::map<std::size_t, std::vector<std::int64_t>> units;  // unit -> its written ranks
-  for (const auto& [rank, u] : ranks) units[u].push_back(rank);
+  if (scenario != nullptr) write_scenario_keys(w.key("scenario"), *scenario);
   w.key("units").begin_array();
-  for (const auto& [u, unit_ranks] : units) {
+  for (const WrittenUnit& unit : group_by_unit(ranks)) {
     w.begin_object().key("ranks").begin_array();
-    for (const std::int64_t rank : unit_ranks) w.value(rank);
-    w.end_array().field("stage", trace.units[u].stage).field("replica", trace.units[u].replica).end_object();
+    for (const std::int64_t rank : unit.ranks) w.value(rank);
+    const backend::TraceUnit& u = trace.units[unit.unit];
+    w.end_array().field("stage", u.stage).field("replica", u.replica).end_object();
   }
   w.end_array().end_object();
   return w.str();
@@ -199,6 +199,11 @@ std::vector<std::int64_t> selected_ranks(const models::Workload& workload, const
   std::vector<std::int64_t> ranks;
   for (const auto& [rank, unit] : select(workload, trace, filter)) ranks.push_back(rank);
   return ranks;
+}
+
+std::vector<WrittenUnit> written_units(const models::Workload& workload, const backend::Trace& trace,
+                                       const TraceFilter& filter) {
+  return group_by_unit(select(workload, trace, filter));
 }
 
 namespace {

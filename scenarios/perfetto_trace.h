@@ -16,9 +16,10 @@
 // Every event's args hold stage, microbatch and chunk (-1 when not tied to one) and, last, task (its
 // index in the stage program). Ranks of one TraceUnit get identical events. After the events, a
 // top-level "megasim" object holds what trace_file.h needs to read the trace back: version (1),
-// backend, iteration_time_ns, scenario (every key of keys.h as "section.key": value; only when a
-// scenario is given) and units [{ranks, stage, replica}] (the written ranks of each unit). Output is deterministic:
-// ranks ascending, each rank's metadata then its tasks in program order.
+// backend, iteration_time_ns, scenario (every key of keys.h as "section.key": value,
+// embedded_scenario.h; only when a scenario is given) and units [{ranks, stage, replica}] (the
+// written ranks of each unit). Output is deterministic: ranks ascending, each rank's metadata then
+// its tasks in program order.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,16 @@ struct TraceFilter {
 // list, the ranks the trace holds are selected.
 std::vector<std::int64_t> selected_ranks(const models::Workload& workload, const backend::Trace& trace,
                                          const TraceFilter& filter);
+
+// The selected ranks (as selected_ranks) grouped by the trace unit that holds them: units
+// ascending by index in trace.units, each with its selected ranks ascending. What the "megasim"
+// object's units list, and the units trace.bin holds (binary_trace.h). Throws as selected_ranks.
+struct WrittenUnit {
+  std::size_t unit = 0;             // index in trace.units
+  std::vector<std::int64_t> ranks;  // its selected ranks (at least one)
+};
+std::vector<WrittenUnit> written_units(const models::Workload& workload, const backend::Trace& trace,
+                                       const TraceFilter& filter);
 
 // Streams the trace; throws as selected_ranks, before writing anything. `scenario`: the scenario
 // the workload was built from (embedded so the trace can be analysed later: megasim whatif), or

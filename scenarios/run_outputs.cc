@@ -3,37 +3,40 @@
 #include <filesystem>
 #include <ostream>
 
+#include "scenarios/binary_trace.h"
 #include "scenarios/output_files.h"
 
 namespace megasim::scenarios {
 namespace {
 
-std::string report_path(const std::string& folder) {
-  return (std::filesystem::path(folder) / "report.json").string();
-}
-
-std::string trace_path(const std::string& folder) {
-  return (std::filesystem::path(folder) / "trace.json").string();
+std::string in_folder(const std::string& folder, const char* name) {
+  return (std::filesystem::path(folder) / name).string();
 }
 
 }  // namespace
 
 void check_run_outputs(const std::string& folder, const std::string& option) {
-  check_output_files(folder, {"report.json", "trace.json"}, option);
+  check_output_files(folder, {kRunReportFile, kRunBinaryTraceFile, kRunTraceFile}, option);
 }
 
 std::vector<std::string> write_run_outputs(const std::string& folder, const std::string& option,
                                            const std::string& report_json, const models::Workload& workload,
                                            const backend::Trace& trace, const TraceFilter& filter,
-                                           const Scenario* scenario) {
+                                           const Scenario& scenario) {
   static_cast<void>(selected_ranks(workload, trace, filter));  // a bad filter is refused before any write
   OutputFiles files;
   files.create_folder(folder, option);
-  files.add(report_path(folder), option, report_json);
-  files.add(trace_path(folder), option,
-            [&](std::ostream& out) { write_perfetto_trace(out, workload, trace, filter, scenario); });
+  std::vector<std::string> paths = {in_folder(folder, kRunReportFile)};
+  files.add(paths.back(), option, report_json);
+  // The small binary trace before the large text one, so that its refusals come before GBs are written.
+  paths.push_back(in_folder(folder, kRunBinaryTraceFile));
+  files.add(paths.back(), option,
+            [&](std::ostream& out) { write_binary_trace(out, workload, trace, filter, scenario); });
+  paths.push_back(in_folder(folder, kRunTraceFile));
+  files.add(paths.back(), option,
+            [&](std::ostream& out) { write_perfetto_trace(out, workload, trace, filter, &scenario); });
   files.commit();
-  return {report_path(folder), trace_path(folder)};
+  return paths;
 }
 
 }  // namespace megasim::scenarios

@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <optional>
 #include <vector>
 
-#include "models/plan.h"
+#include "scenarios/binary_trace.h"
+#include "scenarios/embedded_scenario.h"
 #include "scenarios/json_reader.h"
-#include "scenarios/keys.h"
 #include "scenarios/mapped_file.h"
 #include "scenarios/trace_events.h"
 #include "sim/error.h"
@@ -17,14 +16,6 @@ namespace megasim::scenarios {
 namespace {
 
 using Kind = JsonValue::Kind;
-
-// The integer a JSON number stands for, when it is one a double holds exactly (|x| <= 2^53);
-// converting a larger or fractional double to an integer type would be undefined.
-std::optional<std::int64_t> exact_integer(double x) {
-  constexpr double kLargestExact = 9007199254740992.0;  // 2^53
-  if (!(std::fabs(x) <= kLargestExact) || x != std::floor(x)) return std::nullopt;
-  return static_cast<std::int64_t>(x);
-}
 
 class Reader {
  public:
@@ -52,39 +43,6 @@ class Reader {
     const std::int64_t x = integer(object, key, where);
     if (x < 0 || x >= bound) fail(fmt::format("{} of {} {}, not {} (0 to {})", where, key, x, of_what, bound - 1));
     return static_cast<std::int32_t>(x);
-  }
-
-  Scenario scenario(const JsonValue& keys) const {
-    Scenario s;
-    for (const auto& [name, json] : keys.members) {
-      const std::size_t dot = name.find('.');
-      if (dot == std::string::npos) fail(fmt::format("scenario key \"{}\" is not section.key", name));
-      const KeySpec& key = find_key(std::string_view(name).substr(0, dot), std::string_view(name).substr(dot + 1));
-      Value value;
-      switch (json.kind) {
-        case Kind::kNull:
-          continue;  // a non-finite number: the default stands
-        case Kind::kBool:
-          value = json.boolean;
-          break;
-        case Kind::kString:
-          value = json.text;
-          break;
-        case Kind::kNumber: {
-          const std::optional<std::int64_t> whole = exact_integer(json.number);
-          if (key.type == ValueType::kInt && whole) {
-            value = *whole;
-          } else {
-            value = json.number;  // coerce() refuses a fractional or too large value for an int key
-          }
-          break;
-        }
-        default:
-          fail(fmt::format("scenario key \"{}\" has no scalar value", name));
-      }
-      key.set(s, coerce(key, value));
-    }
-    return s;
   }
 
   // Fills the unit's records from the events of its first rank (trace_events.h): compute events
@@ -139,10 +97,9 @@ TraceFile assemble(const TraceEvents& doc, std::string_view source) {
     in.fail("megasim has no \"scenario\": the trace was written without its scenario");
   }
   TraceFile f;
-  f.scenario = in.scenario(*keys);
+  f.scenario = scenario_from_keys(*keys, source);
   const Scenario& s = f.scenario;
-  f.workload =
-      models::build_workload(s.model, models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server));
+  f.workload = recorded_workload(s);
   f.trace.backend = in.member(meta, "backend", Kind::kString, "megasim").text;
   f.trace.iteration_time = in.integer(meta, "iteration_time_ns", "megasim");
   if (!doc.has_event_array) in.fail("the trace has no valid \"traceEvents\"");
@@ -172,10 +129,10 @@ TraceFile parse_trace_file(std::string_view text, std::string_view source) {
 }
 
 TraceFile read_trace_file(const std::string& path) {
-  MappedFile file(path, "trace file", "a readable Perfetto trace written by megasim");
-  const TraceEvents doc =
-      read_trace_events(file.text(), path, [&file](std::size_t offset) { file.release_before(offset); });
-  return assemble(doc, path);
+  MappedFile file(path, "trace file", "a readable trace written by megasim (trace.bin or trace.json)");
+  const auto release = [&file](std::size_t offset) { file.release_before(offset); };
+  if (is_binary_trace(file.text())) return parse_binary_trace(file.text(), path, release);
+  return assemble(read_trace_events(file.text(), path, release), path);
 }
 
 }  // namespace megasim::scenarios

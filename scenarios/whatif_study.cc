@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <system_error>
 #include <vector>
 
+#include "scenarios/run_outputs.h"
 #include "sim/error.h"
 
 namespace megasim::scenarios {
@@ -29,10 +32,19 @@ void require_every_rank(const TraceFile& f, const std::string& source) {
   }
 }
 
+std::string recorded_trace_path(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::is_directory(path, ec)) return path;
+  const std::filesystem::path binary = std::filesystem::path(path) / kRunBinaryTraceFile;
+  if (std::filesystem::exists(binary, ec)) return binary.string();
+  return (std::filesystem::path(path) / kRunTraceFile).string();
+}
+
 TraceWhatIfReport run_whatif_study(const std::string& trace_path, std::int64_t slowest) {
   if (slowest < 0) throw sim::ConfigError("whatif.slowest", std::to_string(slowest), "a number of ranks >= 0");
-  const TraceFile f = read_trace_file(trace_path);
-  require_every_rank(f, trace_path);
+  const std::string path = recorded_trace_path(trace_path);
+  const TraceFile f = read_trace_file(path);
+  require_every_rank(f, path);
   return analyse_trace(f.workload, f.trace, slowest);
 }
 

@@ -38,8 +38,8 @@ ASAN_OPTIONS=detect_leaks=0:$asan ctest --test-dir build-san --output-on-failure
     -R "$mpi" -E "$not_here"
 export ASAN_OPTIONS=detect_leaks=1:$asan
 
-# The fuzzers side by side, one per core: each runs for its own fuzz_seconds, so all five take
-# ceil(5 / cores) x fuzz_seconds. The dictionary of extreme numbers and key names serves the targets
+# The fuzzers side by side, one per core: each runs for its own fuzz_seconds, so all six take
+# ceil(6 / cores) x fuzz_seconds. The dictionary of extreme numbers and key names serves the targets
 # that read keys. An input is a hang after 60 s: the largest work the bounds admit is slow, not
 # endless, under the sanitizers and the coverage (a day's campaign of 16 GPUs at
 # failures.rate_scale=10000 and gpu_mtbf_h=4: just under the 10^6 events a seed may have, 1.5 s in
@@ -61,7 +61,7 @@ run_fuzzer() {
 jobs=$(nproc)
 running=()
 failed=0
-for target in scenario override trace output_path numbers; do
+for target in scenario override trace binary_trace output_path numbers; do
   run_fuzzer "$target" &
   running+=($!)
   if [ "${#running[@]}" -ge "$jobs" ]; then

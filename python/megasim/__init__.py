@@ -136,10 +136,10 @@ def campaign(scenario=None, days=30, seeds=10, sweep=False, intervals=()):
 
 
 def whatif(trace, slowest=1):
-    """The what-if analysis of a recorded iteration: `trace` is a trace.json path (as `megasim whatif
-    TRACE --slowest K --json`; written by `megasim run --out DIR --max-trace-ranks 0`,
-    RunReport.save(dir, max_ranks=0) or `megasim validate --out DIR`) or a RunReport (its
-    in-memory trace, every rank). Returns a WhatIfReport."""
+    """The what-if analysis of a recorded iteration: `trace` is a trace.bin or trace.json path, or
+    the folder holding them (as `megasim whatif TRACE --slowest K --json`; written by `megasim run
+    --out DIR --max-trace-ranks 0`, RunReport.save(dir, max_ranks=0) or `megasim validate --out
+    DIR`) or a RunReport (its in-memory trace, every rank). Returns a WhatIfReport."""
     slowest = _inputs.integer("--slowest", slowest)
     if isinstance(trace, RunReport):
         return WhatIfReport(json.loads(trace._run.whatif_json(slowest)))

@@ -70,11 +70,12 @@ class RunReport(JsonReport):
                                                _inputs.integer("--max-trace-ranks", max_ranks)))
 
     def save(self, directory, ranks=None, max_ranks=16):
-        """Writes report.json and trace.json into `directory` (created if needed), the same bytes
-        `megasim run --out DIR [--trace-ranks R,...] [--max-trace-ranks N]` writes; max_ranks=0
-        keeps every rank, as `whatif` needs. Both files appear or neither, and a path that is not a
-        regular file (a FIFO, a device) is refused with ValueError, as the command line refuses it.
-        Returns the two paths."""
+        """Writes report.json, trace.bin and trace.json into `directory` (created if needed), the
+        same bytes `megasim run --out DIR [--trace-ranks R,...] [--max-trace-ranks N]` writes
+        (trace.bin: the recording in compact binary form, for `whatif`); max_ranks=0 keeps every
+        rank, as `whatif` needs. All three files appear or none, and a path that is not a regular
+        file (a FIFO, a device) is refused with ValueError, as the command line refuses it.
+        Returns the three paths (report, trace.bin, trace.json)."""
         paths = self._run.save(_inputs.path("directory", directory), _inputs.integers("--trace-ranks", ranks),
                                _inputs.integer("--max-trace-ranks", max_ranks))
         return tuple(paths)

@@ -83,8 +83,8 @@ const char* const kWhatIfPlan =
     "--set model.num_layers=4 --set plan.num_layers_per_virtual_pipeline_stage=0 --set plan.global_batch_size=8 "
     "--set stragglers.jitter_cv=0.05";
 
-// run --out writes trace.json with its scenario; whatif reads it back, and its replay of the
-// recorded compute is the iteration the run reported.
+// run --out writes trace.json and trace.bin with its scenario; whatif reads either back, and its
+// replay of the recorded compute is the iteration the run reported.
 TEST(Cli, WhatIfAnalysesATraceWrittenByRun) {
   const auto dir = std::filesystem::temp_directory_path() / "megasim_cli_test_whatif";
   std::filesystem::remove_all(dir);
@@ -104,6 +104,14 @@ TEST(Cli, WhatIfAnalysesATraceWrittenByRun) {
   ASSERT_NE(at, std::string::npos);
   ASSERT_NE(replay, std::string::npos);
   EXPECT_EQ(json.output.substr(at + 20, 12), json.output.substr(replay + 17, 12)) << json.output;
+  // trace.bin holds the same recording: the same analysis from it, from the folder (which stands for
+  // its trace.bin), and from a copy under another name (told apart by its magic bytes).
+  std::filesystem::copy_file(dir / "trace.bin", dir / "renamed.json");
+  for (const std::string& path : {(dir / "trace.bin").string(), dir.string(), (dir / "renamed.json").string()}) {
+    const Result binary = run("whatif " + path + " --json --slowest 2");
+    ASSERT_EQ(binary.exit_code, 0) << binary.output;
+    EXPECT_EQ(binary.output, json.output) << path;
+  }
   std::filesystem::remove_all(dir);
 }
 
@@ -126,11 +134,12 @@ TEST(Cli, WhatIfBadInputs) {
       "whatif /nonexistent/trace.json",
       "whatif " + trace + " --slowest -1",
       "whatif " + (dir / "report.json").string(),
+      "whatif " + (dir / "trace.bin").string(),
   };
   const BadInput cases[] = {
       {args[0].c_str(), "--max-trace-ranks 0"},     {args[1].c_str(), "broken.json:3:3"},
       {args[2].c_str(), "/nonexistent/trace.json"}, {args[3].c_str(), "whatif.slowest"},
-      {args[4].c_str(), "no \"megasim\" object"},
+      {args[4].c_str(), "no \"megasim\" object"},   {args[5].c_str(), "--max-trace-ranks 0"},
   };
   expect_refused(cases);
   std::filesystem::remove_all(dir);

@@ -135,6 +135,8 @@ TEST(Cli, RunWritesReportAndTrace) {
   }
   EXPECT_GT(std::filesystem::file_size(dir / "report.json"), 100u);
   EXPECT_GT(std::filesystem::file_size(dir / "trace.json"), 100u);
+  EXPECT_GT(std::filesystem::file_size(dir / "trace.bin"), 100u);
+  EXPECT_LT(std::filesystem::file_size(dir / "trace.bin"), std::filesystem::file_size(dir / "trace.json"));
   EXPECT_FALSE(std::filesystem::exists(dir / "trace.json.partial"));  // streamed, then renamed
   std::filesystem::remove_all(dir);
   // A trace filter naming a rank the plan does not have is refused before anything is written.

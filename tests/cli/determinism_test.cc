@@ -31,7 +31,7 @@ TEST(Determinism, RunWritesByteIdenticalReportAndTrace) {
   for (const char* out : {"a", "b"}) {
     run_ok("run " + kSmall + kStragglers + " --max-trace-ranks 0 --out " + (dir / out).string());
   }
-  for (const char* file : {"report.json", "trace.json"}) {
+  for (const char* file : {"report.json", "trace.bin", "trace.json"}) {
     const std::string a = contents(dir / "a" / file);
     ASSERT_GT(a.size(), 1000u) << file;
     EXPECT_TRUE(a == contents(dir / "b" / file)) << file << " differs between two runs";

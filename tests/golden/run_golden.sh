@@ -3,7 +3,9 @@
 # from this folder (`megasim <args>` alone when the folder has no scenario.toml: keys, and whatif,
 # whose args name the trace it reads: whatif_8/trace.json, recorded by `megasim run
 # whatif_8/recorded_from.toml --out DIR`) and compares its stdout byte for byte with expected.json.
-# One folder per command: topo, collective, plan, run, sweep, campaign, whatif, keys. Outputs are deterministic
+# One folder per command: topo, collective, plan, run, sweep, campaign, whatif, keys; whatif_bin_8
+# reads the trace.bin of whatif_8's recording, and its `same_as` file makes this script check that
+# both cases expect the same bytes. Outputs are deterministic
 # (same seed, same inputs), so any difference is a behaviour change: review it, then regenerate with
 #   MEGASIM_REGENERATE=1 bash tests/golden/run_golden.sh build/cli/megasim
 # The one field that depends on the binary and not on the inputs, the git commit of report.json's
@@ -26,6 +28,14 @@ for dir in "$here"/*/; do
     echo "FAILED $name:"; head -40 /tmp/megasim_golden_diff.txt; failed=1
   else
     echo "ok $name"
+  fi
+  # A case whose `same_as` names another must print exactly what that one prints (whatif_bin_8:
+  # trace.bin and trace.json of one recording).
+  if [ -f "$dir/same_as" ]; then
+    read -r twin < "$dir/same_as"
+    if ! cmp -s "$dir/expected.json" "$here/$twin/expected.json"; then
+      echo "FAILED $name: expected.json differs from $twin/expected.json"; failed=1
+    fi
   fi
 done
 exit "$failed"

@@ -55,8 +55,9 @@ def test_explain_is_the_cli_explain_and_its_steps_sum_to_the_difference():
 
 def test_save_writes_the_files_of_run_out(small_run_dir, tmp_path):
     report = megasim.run(megasim.load(SMALL))
-    report_path, trace_path = report.save(tmp_path, max_ranks=0)
+    report_path, binary_path, trace_path = report.save(tmp_path, max_ranks=0)
     assert open(report_path, "rb").read() == (small_run_dir / "report.json").read_bytes()
+    assert open(binary_path, "rb").read() == (small_run_dir / "trace.bin").read_bytes()
     assert open(trace_path, "rb").read() == (small_run_dir / "trace.json").read_bytes()
 
 
@@ -98,10 +99,13 @@ def test_whatif_matches_cli(small_run_dir):
     in_memory = megasim.whatif(megasim.run(megasim.load(SMALL)), slowest=2)
     assert in_memory.iteration_time_s == pytest.approx(from_python.iteration_time_s, rel=1e-9)
     assert [w["name"] for w in in_memory.whatif] == [w["name"] for w in from_python.whatif]
+    # trace.bin, the same recording: the same report, from the file or from the folder.
+    assert megasim.whatif(small_run_dir / "trace.bin", slowest=2) == from_python
+    assert megasim.whatif(small_run_dir, slowest=2) == from_python
 
 
 def test_errors_are_the_cli_messages(tmp_path):
-    partial = megasim.run(megasim.load(SMALL)).save(tmp_path)[1]  # 16 of the 64 ranks
+    partial = megasim.run(megasim.load(SMALL)).save(tmp_path)[2]  # trace.json: 16 of the 64 ranks
     with pytest.raises(ValueError) as e:
         megasim.whatif(partial)
     assert str(e.value) == cli_error("whatif", partial) and "--max-trace-ranks 0" in str(e.value)
