@@ -1,7 +1,7 @@
 // trace.bin: the recorded iteration of `megasim run --out DIR` in a compact binary file, next to
 // trace.json and holding exactly what `megasim whatif` reads back (trace_file.h TraceFile): the
 // embedded scenario, the backend, the iteration time and each written unit's ranks, stage, replica
-// and task records. trace.json of the 175B run at 12,288 GPUs with every rank is 3.7 GB of text;
+// and task records. trace.json of a 12,288-GPU run with every rank is GBs of text;
 // trace.bin keeps one copy of each unit's records (a tensor-parallel group is one unit) at 32 bytes
 // a record, and reads back without a JSON parse.
 //

@@ -1,36 +1,70 @@
 #include "scenarios/json_reader.h"
 
-#include <fmt/format.h>
-
 #include <cmath>
+#include <string_view>
+#include <utility>
 
-#include "scenarios/json_lexer.h"
+#include "scenarios/json_dom_builder.h"
+#include "scenarios/json_sax.h"
 
 namespace megasim::scenarios {
 namespace {
 
-JsonValue object(JsonLexer& in, int depth) {
-  JsonValue v;
-  v.kind = JsonValue::Kind::kObject;
-  in.advance();
-  std::string key;
-  for (bool first = true; in.next_element('}', first);) {
-    const std::size_t key_at = in.member_key(key);
-    if (v.find(key) != nullptr) in.fail_at(key_at, fmt::format("a key other than the duplicate \"{}\"", key));
-    in.expect(':', "':'");
-    JsonValue member = parse_json_value(in, depth + 1);
-    v.members.emplace_back(std::move(key), std::move(member));
-  }
-  return v;
-}
+using Kind = JsonValue::Kind;
 
-JsonValue array(JsonLexer& in, int depth) {
-  JsonValue v;
-  v.kind = JsonValue::Kind::kArray;
-  in.advance();
-  for (bool first = true; in.next_element(']', first);) v.items.push_back(parse_json_value(in, depth + 1));
-  return v;
-}
+// RapidJSON's events into a JsonDomBuilder, checked as json_sax.h says.
+class DomHandler : public JsonHandler<DomHandler> {
+ public:
+  using JsonHandler::JsonHandler;
+
+  bool Null() { return scalar(JsonValue()); }
+  bool Bool(bool b) {
+    JsonValue v;
+    v.kind = Kind::kBool;
+    v.boolean = b;
+    return scalar(std::move(v));
+  }
+  bool Number(double x) {
+    JsonValue v;
+    v.kind = Kind::kNumber;
+    v.number = x;
+    return scalar(std::move(v));
+  }
+  bool String(const char* text, rapidjson::SizeType length, bool /*copy*/) {
+    JsonValue v;
+    v.kind = Kind::kString;
+    v.text.assign(text, length);
+    return scalar(std::move(v));
+  }
+  bool StartObject() { return open(Kind::kObject); }
+  bool Key(const char* text, rapidjson::SizeType length, bool /*copy*/) {
+    const std::string_view key(text, length);
+    return builder_.key(key) || duplicate(key);
+  }
+  bool EndObject(rapidjson::SizeType /*members*/) { return close(); }
+  bool StartArray() { return open(Kind::kArray); }
+  bool EndArray(rapidjson::SizeType /*items*/) { return close(); }
+
+  JsonValue take() { return builder_.take(); }
+
+ private:
+  bool scalar(JsonValue v) {
+    builder_.value(std::move(v));
+    return true;
+  }
+  bool open(Kind kind) {
+    if (!open_container()) return false;
+    builder_.open(kind);
+    return true;
+  }
+  bool close() {
+    close_container();
+    builder_.close();
+    return true;
+  }
+
+  JsonDomBuilder builder_;
+};
 
 }  // namespace
 
@@ -49,42 +83,11 @@ const JsonValue* JsonValue::find(std::string_view key) const {
   return nullptr;
 }
 
-JsonValue parse_json_value(JsonLexer& in, int depth) {
-  if (depth > kMaxJsonDepth) in.fail("at most 256 nested arrays and objects");
-  JsonValue v;
-  switch (in.peek()) {
-    case '{':
-      return object(in, depth);
-    case '[':
-      return array(in, depth);
-    case '"':
-      v.kind = JsonValue::Kind::kString;
-      in.string(v.text);
-      return v;
-    case 't':
-      in.literal("true");
-      v.kind = JsonValue::Kind::kBool;
-      v.boolean = true;
-      return v;
-    case 'f':
-      in.literal("false");
-      v.kind = JsonValue::Kind::kBool;
-      return v;
-    case 'n':
-      in.literal("null");
-      return v;
-    default:
-      v.kind = JsonValue::Kind::kNumber;
-      v.number = in.number();
-      return v;
-  }
-}
-
 JsonValue parse_json(std::string_view text, std::string_view source) {
-  JsonLexer in(text, source);
-  JsonValue v = parse_json_value(in, 0);
-  if (!in.at_end()) in.fail("the end of the document");
-  return v;
+  const JsonText in(text, source);
+  DomHandler handler(in);
+  parse_json_text(in, handler);
+  return handler.take();
 }
 
 std::optional<std::int64_t> exact_integer(double x) {

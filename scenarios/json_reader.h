@@ -1,9 +1,10 @@
 // A small strict JSON reader (RFC 8259) for the files megasim writes itself (Perfetto traces with
-// their "megasim" object): a DOM of null, bool, number, string, array and object, built on the
-// tokenizer of json_lexer.h. No third-party JSON library is available to the build, and the writer
-// side is json_writer.h.
-// Strict: no comments, trailing commas, NaN, leading zeros or duplicate keys; nesting at most 256
-// deep (kMaxJsonDepth). Numbers are doubles (integers exact up to 2^53).
+// their "megasim" object): a DOM of null, bool, number, string, array and object. RapidJSON's SAX
+// reader does the tokenizing and json_sax.h the checks on top of it, shared with the streaming
+// trace reader (trace_events.h); the writer side is json_writer.h.
+// Strict: no comments, trailing commas, NaN, leading zeros or duplicate keys; at most 256 arrays and
+// objects nested (kMaxJsonDepth). Numbers are finite doubles, correctly rounded (integers exact up
+// to 2^53). Strings are byte strings, \uXXXX escapes (surrogate pairs included) decoded to UTF-8.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +16,7 @@
 
 namespace megasim::scenarios {
 
-class JsonLexer;
-
-// The deepest nesting of arrays and objects the readers accept.
+// The most arrays and objects the readers accept nested in one another.
 inline constexpr int kMaxJsonDepth = 256;
 
 struct JsonValue {
@@ -42,13 +41,10 @@ struct JsonValue {
   [[nodiscard]] const JsonValue* find(std::string_view key) const;
 };
 
-// Parses one JSON text. Throws sim::ConfigError("SOURCE:LINE:COLUMN: what was expected") for
-// malformed input (line and column 1-based, the column counted in bytes).
+// Parses one JSON text. Throws sim::ConfigError("SOURCE:LINE:COLUMN: expected <what>, found <the
+// byte there | the end of the input>") for malformed input (line and column 1-based, the column
+// counted in bytes), e.g. "expected a key other than the duplicate \"k\"" at a repeated key.
 JsonValue parse_json(std::string_view text, std::string_view source = "<string>");
-
-// The one value at the lexer's position, `depth` arrays and objects deep (0 for a document), for a
-// reader that streams the rest of its document (trace_events.h). Errors as parse_json.
-JsonValue parse_json_value(JsonLexer& lexer, int depth);
 
 // The integer a JSON number stands for, when it is one a double holds exactly (|x| <= 2^53);
 // converting a larger or fractional double to an integer type would be undefined.

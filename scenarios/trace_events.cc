@@ -2,27 +2,23 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/workload.h"
-#include "scenarios/json_lexer.h"
+#include "scenarios/json_dom_builder.h"
+#include "scenarios/json_sax.h"
 #include "scenarios/perfetto_tracks.h"
-#include "sim/error.h"
 
 namespace megasim::scenarios {
 namespace {
 
 using Kind = JsonValue::Kind;
-
-// Nesting depths as parse_json counts them: a member of the document (traceEvents, megasim), an
-// event, its args.
-constexpr int kMemberDepth = 1;
-constexpr int kEventDepth = 2;
-constexpr int kArgsDepth = 3;
 
 // How often (in events) the reader reports its progress to `consumed`.
 constexpr std::size_t kEventsPerReport = 1 << 14;
@@ -48,7 +44,7 @@ class KeySet {
   // The index of `key` among the known keys (known.size() for another key); -1 when the set has it.
   int insert(std::string_view key) {
     for (std::size_t i = 0; i < known_.size(); ++i) {
-      if (known_[i] != key) continue;
+      if (!equal(known_[i], key)) continue;
       if ((bits_ >> i) & 1U) return -1;
       bits_ |= 1U << i;
       return static_cast<int>(i);
@@ -62,6 +58,16 @@ class KeySet {
   }
 
  private:
+  // Byte by byte, inline: the keys are short and most differ in their length or first byte (where
+  // std::string_view's == calls memcmp, the reader's hottest call).
+  static bool equal(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
+
   std::vector<std::string_view> known_;  // at most 32
   std::uint32_t bits_ = 0;
   std::vector<std::string> others_;
@@ -70,198 +76,134 @@ class KeySet {
 
 // The members the reader decodes, by their index in the KeySets below.
 enum TopKey { kTraceEvents, kMegasim };
-enum EventKey { kPh, kPid, kTid, kTs, kDur, kArgs };
-enum ArgsKey { kTask, kTpExposedUs, kPostedUs };
+enum EventKey { kPh, kPid, kTid, kTs, kDur, kArgs, kEventFields };
+enum ArgsKey { kTask, kTpExposedUs, kPostedUs, kArgsFields };
+
+// What an open array or object is to the reader: the document, its "traceEvents" array, an event
+// of it, the event's args, the "megasim" value (built as a DOM), or anything else (checked only).
+enum class Role : std::uint8_t { kTop, kEvents, kEvent, kArgs, kMegasim, kSkip };
 
 sim::SimTime ns(double us) {
   return static_cast<sim::SimTime>(std::llround(us * 1e3));
 }
 
-class EventReader {
+// RapidJSON's events of a whole trace (json_sax.h), turned into TraceEvents as they come.
+class EventHandler : public JsonHandler<EventHandler> {
  public:
-  EventReader(std::string_view text, std::string_view source, const std::function<void(std::size_t)>& consumed)
-      : in_(text, source), consumed_(consumed) {}
+  EventHandler(const JsonText& text, const std::function<void(std::size_t)>& consumed)
+      : JsonHandler(text), consumed_(consumed) {}
 
-  TraceEvents document() {
-    TraceEvents out;
-    if (in_.peek() != '{') {
-      parse_json_value(in_, 0);  // not an object: the JSON checked, no "megasim" to be found
-    } else {
-      in_.advance();
-      for (bool first = true; in_.next_element('}', first);) {
-        const int key = member_key(top_keys_);
-        if (key == kTraceEvents && in_.peek() == '[') {
-          events(out.events);
-          out.has_event_array = true;
-        } else if (key == kMegasim) {
-          out.megasim = parse_json_value(in_, kMemberDepth);
-        } else {
-          skip(kMemberDepth);
-        }
-      }
+  bool Null() {
+    if (in_megasim()) return megasim_value(JsonValue());
+    return scalar({.present = true, .kind = Kind::kNull});
+  }
+  bool Bool(bool b) {
+    if (in_megasim()) {
+      JsonValue v;
+      v.kind = Kind::kBool;
+      v.boolean = b;
+      return megasim_value(std::move(v));
     }
-    if (!in_.at_end()) in_.fail("the end of the document");
-    out.events.finish();
-    return out;
+    return scalar({.present = true, .kind = Kind::kBool});
+  }
+  bool Number(double x) {
+    if (in_megasim()) {
+      JsonValue v;
+      v.kind = Kind::kNumber;
+      v.number = x;
+      return megasim_value(std::move(v));
+    }
+    return scalar({.present = true, .kind = Kind::kNumber, .number = x});
+  }
+  bool String(const char* text, rapidjson::SizeType length, bool /*copy*/) {
+    if (in_megasim()) {
+      JsonValue v;
+      v.kind = Kind::kString;
+      v.text.assign(text, length);
+      return megasim_value(std::move(v));
+    }
+    return scalar({.present = true, .kind = Kind::kString, .is_x = length == 1 && text[0] == 'X'});
+  }
+  bool StartObject() { return open(Kind::kObject); }
+  bool StartArray() { return open(Kind::kArray); }
+  bool Key(const char* text, rapidjson::SizeType length, bool /*copy*/);
+  bool EndObject(rapidjson::SizeType /*members*/) { return close(); }
+  bool EndArray(rapidjson::SizeType /*items*/) { return close(); }
+
+  TraceEvents take() {
+    out_.events.finish();
+    return std::move(out_);
   }
 
  private:
-  // The next member's key and its ':', checked against `seen` (the object's keys so far, cleared
-  // by the caller): the key's index in `seen`'s known keys.
-  int member_key(KeySet& seen) {
-    const std::size_t at = in_.member_key(key_);
-    const int index = seen.insert(key_);
-    if (index < 0) in_.fail_at(at, fmt::format("a key other than the duplicate \"{}\"", key_));
-    in_.expect(':', "':'");
-    return index;
-  }
-
-  // Checks and drops the value at the lexer, `depth` deep.
-  void skip(int depth) {
-    const char c = in_.peek();
-    if (c == '"') {
-      in_.string(scratch_);
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      in_.number();
-    } else {
-      parse_json_value(in_, depth);
-    }
-  }
-
-  // A scalar member's value, `depth` deep; containers are checked and reported by kind only.
-  Field field(int depth) {
-    Field f;
-    f.present = true;
-    switch (in_.peek()) {
-      case '"':
-        in_.string(scratch_);
-        f.kind = Kind::kString;
-        f.is_x = scratch_ == "X";
-        return f;
-      case '{':
-      case '[':
-      case 't':
-      case 'f':
-      case 'n':
-        f.kind = parse_json_value(in_, depth).kind;
-        return f;
-      default:
-        f.kind = Kind::kNumber;
-        f.number = in_.number();
-        return f;
-    }
-  }
-
-  void events(EventsByPid& store) {
-    in_.advance();
-    std::size_t count = 0;
-    for (bool first = true; in_.next_element(']', first);) {
-      event(store);
-      if (++count % kEventsPerReport == 0 && consumed_) consumed_(in_.offset());
-    }
-  }
-
-  struct Args {
-    Field object;  // kind kObject when args is an object
-    Field task, tp_exposed_us, posted_us;
+  struct Open {
+    Role role;
+    Kind kind;        // kArray or kObject
+    int member = -1;  // an object's member being read: its index in the object's KeySet
   };
 
-  void event(EventsByPid& store) {
-    if (in_.peek() != '{') {
-      skip(kEventDepth);
-      return;
+  // Whether the value that comes is (part of) the "megasim" member.
+  [[nodiscard]] bool in_megasim() const {
+    if (open_.empty()) return false;
+    const Open& top = open_.back();
+    return top.role == Role::kMegasim || (top.role == Role::kTop && top.member == kMegasim);
+  }
+  // The field of an event or its args that the value that comes fills; nullptr for none.
+  Field* slot() {
+    if (open_.empty()) return nullptr;
+    const Open& top = open_.back();
+    if (top.role == Role::kEvent && top.member >= 0 && top.member < kEventFields)
+      return &event_[static_cast<std::size_t>(top.member)];
+    if (top.role == Role::kArgs && top.member >= 0 && top.member < kArgsFields)
+      return &args_[static_cast<std::size_t>(top.member)];
+    return nullptr;
+  }
+
+  bool scalar(const Field& f) {
+    if (Field* s = slot()) *s = f;
+    return value_done();
+  }
+  bool megasim_value(JsonValue v) {
+    builder_.value(std::move(v));
+    if (builder_.done()) out_.megasim = builder_.take();
+    return value_done();
+  }
+  // A value ended; an element of "traceEvents" counts towards the next progress report.
+  bool value_done() {
+    if (!open_.empty() && open_.back().role == Role::kEvents && ++elements_ % kEventsPerReport == 0 && consumed_) {
+      consumed_(offset());
     }
-    const std::size_t at = in_.offset();
-    in_.advance();
-    Field ph, pid, tid, ts, dur;
-    Args args;
-    event_keys_.clear();
-    for (bool first = true; in_.next_element('}', first);) {
-      switch (member_key(event_keys_)) {
-        case kPh:
-          ph = field(kEventDepth + 1);
-          break;
-        case kPid:
-          pid = field(kEventDepth + 1);
-          break;
-        case kTid:
-          tid = field(kEventDepth + 1);
-          break;
-        case kTs:
-          ts = field(kEventDepth + 1);
-          break;
-        case kDur:
-          dur = field(kEventDepth + 1);
-          break;
-        case kArgs:
-          read_args(args);
-          break;
-        default:
-          skip(kEventDepth + 1);
-      }
-    }
-    if (!ph.is_x) return;
-    const std::int64_t p = integer(at, pid, "an event", "pid");
-    if (stream_of_tid(integer(at, tid, "an event", "tid")) == models::StreamKind::kTp) return;
-    if (args.object.kind != Kind::kObject) fail(at, "an event has no valid \"args\"");
-    TraceEvent e;
-    e.task = integer(at, args.task, "an event's args", "task");
-    const double begin = number(at, ts, "an event", "ts");
-    const double length = number(at, dur, "an event", "dur");
-    e.transfer_start = ns(begin);
-    e.end = ns(begin + length);
-    e.has_tp_exposed = args.tp_exposed_us.present && args.tp_exposed_us.kind == Kind::kNumber;
-    if (e.has_tp_exposed) e.tp_exposed = ns(args.tp_exposed_us.number);
-    e.has_posted = args.posted_us.present && args.posted_us.kind == Kind::kNumber;
-    if (e.has_posted) e.posted = ns(args.posted_us.number);
-    store.add(p, e);
+    return true;
   }
 
-  void read_args(Args& args) {
-    if (in_.peek() != '{') {
-      args.object = field(kEventDepth + 1);
-      return;
-    }
-    in_.advance();
-    args.object.present = true;
-    args.object.kind = Kind::kObject;
-    args_keys_.clear();
-    for (bool first = true; in_.next_element('}', first);) {
-      switch (member_key(args_keys_)) {
-        case kTask:
-          args.task = field(kArgsDepth + 1);
-          break;
-        case kTpExposedUs:
-          args.tp_exposed_us = field(kArgsDepth + 1);
-          break;
-        case kPostedUs:
-          args.posted_us = field(kArgsDepth + 1);
-          break;
-        default:
-          skip(kArgsDepth + 1);
-      }
-    }
+  bool open(Kind kind);
+  bool close();
+  bool end_event();
+
+  // An error at the event being read ("SOURCE:LINE:COLUMN: an event has no valid ..."): false.
+  bool fail_event(const std::string& what) { return fail(fmt::format("{}: {}", text_.where(event_at_), what)); }
+  bool number_of(const Field& f, std::string_view where, std::string_view key, double& x) {
+    if (!f.present || f.kind != Kind::kNumber) return fail_event(fmt::format("{} has no valid \"{}\"", where, key));
+    x = f.number;
+    return true;
+  }
+  bool integer_of(const Field& f, std::string_view where, std::string_view key, std::int64_t& i) {
+    double x = 0;
+    if (!number_of(f, where, key, x)) return false;
+    if (x != std::floor(x) || std::fabs(x) > 9e15)
+      return fail_event(fmt::format("{}.{} is not an integer", where, key));
+    i = static_cast<std::int64_t>(x);
+    return true;
   }
 
-  [[noreturn]] void fail(std::size_t at, const std::string& what) const {
-    throw sim::ConfigError(fmt::format("{}: {}", in_.where(at), what));
-  }
-
-  double number(std::size_t at, const Field& f, std::string_view where, std::string_view key) const {
-    if (!f.present || f.kind != Kind::kNumber) fail(at, fmt::format("{} has no valid \"{}\"", where, key));
-    return f.number;
-  }
-
-  std::int64_t integer(std::size_t at, const Field& f, std::string_view where, std::string_view key) const {
-    const double x = number(at, f, where, key);
-    if (x != std::floor(x) || std::fabs(x) > 9e15) fail(at, fmt::format("{}.{} is not an integer", where, key));
-    return static_cast<std::int64_t>(x);
-  }
-
-  JsonLexer in_;
   const std::function<void(std::size_t)>& consumed_;
-  std::string key_;
-  std::string scratch_;
+  TraceEvents out_;
+  std::vector<Open> open_;  // innermost last
+  JsonDomBuilder builder_;  // the "megasim" value
+  std::size_t elements_ = 0;
+  std::size_t event_at_ = 0;               // the offset of the event being read
+  std::array<Field, kEventFields> event_;  // by EventKey
+  std::array<Field, kArgsFields> args_;    // by ArgsKey
   // The decoded keys first, in the order of the enums above; then the others megasim writes.
   KeySet top_keys_{"traceEvents", "megasim", "displayTimeUnit"};
   KeySet event_keys_{"ph", "pid", "tid", "ts", "dur", "args", "name", "cat", "id", "bp"};
@@ -269,11 +211,129 @@ class EventReader {
                     "chunk", "bytes",         "calls",     "exposed_us"};
 };
 
+bool EventHandler::Key(const char* text, rapidjson::SizeType length, bool /*copy*/) {
+  const std::string_view key(text, length);
+  Open& top = open_.back();
+  switch (top.role) {
+    case Role::kTop:
+      top.member = top_keys_.insert(key);
+      break;
+    case Role::kEvent:
+      top.member = event_keys_.insert(key);
+      break;
+    case Role::kArgs:
+      top.member = args_keys_.insert(key);
+      break;
+    case Role::kMegasim:
+      return builder_.key(key) || duplicate(key);
+    default:
+      return new_key(key);
+  }
+  return top.member >= 0 || duplicate(key);
+}
+
+bool EventHandler::open(Kind kind) {
+  if (!open_container()) return false;
+  Role role = Role::kSkip;
+  if (open_.empty()) {
+    if (kind == Kind::kObject) role = Role::kTop;  // another document is checked, and has no "megasim"
+  } else {
+    const Open& top = open_.back();
+    if (top.role == Role::kTop && top.member == kTraceEvents && kind == Kind::kArray) {
+      role = Role::kEvents;
+      out_.has_event_array = true;
+    } else if (in_megasim()) {
+      role = Role::kMegasim;
+    } else if (top.role == Role::kEvents && kind == Kind::kObject) {
+      role = Role::kEvent;
+    } else if (top.role == Role::kEvent && top.member == kArgs && kind == Kind::kObject) {
+      role = Role::kArgs;
+    }
+    // A field's value that is an array or object: checked, its kind kept (args: its members too).
+    if (Field* s = slot()) *s = {.present = true, .kind = kind};
+  }
+  switch (role) {
+    case Role::kTop:
+      top_keys_.clear();
+      break;
+    case Role::kEvent:
+      event_at_ = bracket_offset();
+      event_keys_.clear();
+      args_keys_.clear();
+      for (Field& f : event_) f = {};
+      for (Field& f : args_) f = {};
+      break;
+    case Role::kMegasim:
+      builder_.open(kind);
+      break;
+    case Role::kSkip:
+      if (kind == Kind::kObject) open_keys();
+      break;
+    default:
+      break;
+  }
+  open_.push_back({role, kind});
+  return true;
+}
+
+bool EventHandler::close() {
+  close_container();
+  const Open closed = open_.back();
+  open_.pop_back();
+  switch (closed.role) {
+    case Role::kEvent:
+      if (!end_event()) return false;
+      break;
+    case Role::kMegasim:
+      builder_.close();
+      if (builder_.done()) out_.megasim = builder_.take();
+      break;
+    case Role::kSkip:
+      if (closed.kind == Kind::kObject) close_keys();
+      break;
+    default:
+      break;
+  }
+  return value_done();
+}
+
+// The checks of trace_events.h on an event read whole, and its record.
+bool EventHandler::end_event() {
+  if (!event_[kPh].is_x) return true;
+  std::int64_t pid = 0;
+  std::int64_t tid = 0;
+  if (!integer_of(event_[kPid], "an event", "pid", pid) || !integer_of(event_[kTid], "an event", "tid", tid)) {
+    return false;
+  }
+  if (stream_of_tid(tid) == models::StreamKind::kTp) return true;
+  if (event_[kArgs].kind != Kind::kObject) return fail_event("an event has no valid \"args\"");
+  TraceEvent e;
+  double begin = 0;
+  double length = 0;
+  if (!integer_of(args_[kTask], "an event's args", "task", e.task) ||
+      !number_of(event_[kTs], "an event", "ts", begin) || !number_of(event_[kDur], "an event", "dur", length)) {
+    return false;
+  }
+  e.transfer_start = ns(begin);
+  e.end = ns(begin + length);
+  const Field& tp_exposed = args_[kTpExposedUs];
+  e.has_tp_exposed = tp_exposed.present && tp_exposed.kind == Kind::kNumber;
+  if (e.has_tp_exposed) e.tp_exposed = ns(tp_exposed.number);
+  const Field& posted = args_[kPostedUs];
+  e.has_posted = posted.present && posted.kind == Kind::kNumber;
+  if (e.has_posted) e.posted = ns(posted.number);
+  out_.events.add(pid, e);
+  return true;
+}
+
 }  // namespace
 
 TraceEvents read_trace_events(std::string_view text, std::string_view source,
                               const std::function<void(std::size_t)>& consumed) {
-  return EventReader(text, source, consumed).document();
+  const JsonText in(text, source);
+  EventHandler handler(in, consumed);
+  parse_json_text(in, handler);
+  return handler.take();
 }
 
 }  // namespace megasim::scenarios

@@ -1,9 +1,9 @@
 // The streaming half of the trace reader (trace_file.h): one pass over the text of a Perfetto
 // trace written by perfetto_trace.h that keeps its "megasim" object as a DOM (it is small) and
 // decodes every event of "traceEvents" straight into a compact record, so a trace of 12,288 ranks
-// (GBs of JSON) is read without a document tree. The whole text is checked as strict JSON by the
-// same tokenizer as json_reader.h (json_lexer.h), with the same errors; top-level members may come
-// in any order.
+// (GBs of JSON) is read without a document tree. RapidJSON's SAX reader does the tokenizing, and
+// the whole text is checked as strict JSON with the same checks and errors as json_reader.h's
+// (json_sax.h); top-level members may come in any order.
 //
 // An event counts when it is an object with "ph":"X"; others (the "M" metadata events, the flow
 // events, anything else) are only checked as JSON. A counted event needs an integer pid and tid and,

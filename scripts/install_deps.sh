@@ -15,7 +15,7 @@ profile=${1:-all}
 # The megasim executable: the simulator's libraries, and Eigen + Open MPI for the cpu backend that the
 # command line always contains.
 packages=(cmake ninja-build g++ pkg-config ccache
-          libfmt-dev libtomlplusplus-dev libboost-graph-dev libeigen3-dev libcli11-dev
+          libfmt-dev libtomlplusplus-dev libboost-graph-dev libeigen3-dev libcli11-dev rapidjson-dev
           libopenmpi-dev openmpi-bin)
 case "$profile" in
   main) ;;

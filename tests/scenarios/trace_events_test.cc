@@ -264,6 +264,45 @@ TEST(TraceEvents, MalformedTextIsAnErrorAtItsLineAndColumn) {
     EXPECT_EQ(stream_error(bad), dom_error(bad)) << bad;
     EXPECT_EQ(stream_error(bad).rfind("t.json:", 0), 0u) << stream_error(bad);
   }
+  // Each kind of error, wherever the streaming reader is (an event, its args, a member it skips,
+  // the "megasim" DOM): in the DOM reader's words at its line and column.
+  // The document and "traceEvents" and arrays in it: 256 arrays and objects nested, then 257.
+  const auto nested = [](std::size_t arrays) {
+    return "{\"traceEvents\":[" + std::string(arrays, '[') + std::string(arrays, ']') + "]}";
+  };
+  for (const std::string& bad :
+       {std::string("{\"traceEvents\":[{\"ph\":\"X\",\"args\":{\"k\":{\"a\":1,\"a\":2}}}]}"),
+        std::string("{\"traceEvents\":[{\"cat\":[{\"a\":1,\n\"a\":2}]}]}"),
+        std::string("{\"megasim\":{\"x\":[{\"a\":1,\"a\":2}]}}"), std::string("{\"other\":{\"a\":1,\"a\":2}}"),
+        std::string("{\"traceEvents\":[{\"ts\":1e-400}]}"), std::string("{\"megasim\":-1e400}"),
+        std::string("{\"traceEvents\":[{\"args\":{\"task\":1.}}]}"), std::string("{\"traceEvents\":[\"\\ud800\"]}"),
+        std::string("{\"traceEvents\":[{\"name\":\"a\tb\"}]}"), std::string("{\"megasim\":{\"\\x\":1}}"),
+        std::string("{\"traceEvents\":[{\"ph\":\"X\",\"name\":tru}]}"), std::string("{\"traceEvents\":[]}\0", 19),
+        std::string("{\"traceEvents\":[{\"ph\":\"M\"},]}"), nested(kMaxJsonDepth - 1)}) {
+    EXPECT_EQ(stream_error(bad), dom_error(bad)) << bad.substr(0, 80);
+    EXPECT_EQ(stream_error(bad).rfind("t.json:", 0), 0u) << stream_error(bad);
+  }
+  const std::string too_deep = nested(kMaxJsonDepth - 1);  // the error at the 257th: 255 after traceEvents' '['
+  EXPECT_EQ(stream_error(too_deep), position(too_deep, too_deep.find('[') + kMaxJsonDepth - 1) +
+                                        ": expected at most 256 nested arrays and objects, found '['");
+  EXPECT_NO_THROW(read_trace_events(nested(kMaxJsonDepth - 2), "t.json"));
+}
+
+// `consumed` hears, every 16,384 elements of "traceEvents", an offset within the element just read.
+TEST(TraceEvents, ReportsItsProgressAsItReads) {
+  const std::string element = "{\"ph\":\"M\"}";
+  std::string text = "{\"traceEvents\":[";
+  const std::size_t first = text.size();
+  for (int i = 0; i < 40000; ++i) text += (i == 0 ? "" : ",") + element;
+  text += "]}";
+  std::vector<std::size_t> offsets;
+  read_trace_events(text, "t.json", [&](std::size_t offset) { offsets.push_back(offset); });
+  ASSERT_EQ(offsets.size(), 2u);
+  for (std::size_t k = 0; k < offsets.size(); ++k) {
+    const std::size_t start = first + ((k + 1) * 16384 - 1) * (element.size() + 1);  // of the 16,384th
+    EXPECT_GT(offsets[k], start) << k;
+    EXPECT_LE(offsets[k], start + element.size()) << k;
+  }
 }
 
 // A well-formed event without what the replay needs is an error at the event's line and column;
