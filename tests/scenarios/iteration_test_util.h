@@ -25,6 +25,18 @@ num_attention_heads = 16
 seq_length = 1024
 )";
 
+// A TP 2 x PP 2 plan of that model (DP 2 on its 8 GPUs), with compute jitter so that ranks differ:
+// the recorded iteration of the trace-reading tests.
+inline constexpr const char* kTpPpDpWithJitter = R"([plan]
+tensor_model_parallel_size = 2
+pipeline_model_parallel_size = 2
+num_layers_per_virtual_pipeline_stage = 0
+micro_batch_size = 1
+global_batch_size = 8
+[stragglers]
+jitter_cv = 0.05
+)";
+
 // The trace as a real backend writes it (measured_trace.h): one unit per rank, each with its
 // unit's records.
 inline backend::Trace per_rank(const backend::Trace& trace) {

@@ -1,6 +1,7 @@
 // The strict JSON reader: every kind of value, escapes, what json_writer.h writes reads back, and
 // each kind of malformed input is an error naming its line and column.
 #include "scenarios/json_reader.h"
+#include "text_position.h"
 
 #include <gtest/gtest.h>
 
@@ -108,19 +109,8 @@ TEST(JsonReader, MalformedInputNamesLineAndColumn) {
 // The error the readers give for `expected` at byte `offset` of `text`: line and column counted
 // here from the text, the byte there (or the end of the input) quoted.
 std::string expected_error(const std::string& text, std::size_t offset, const std::string& expected) {
-  std::size_t line = 1;
-  std::size_t column = 1;
-  for (std::size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
   const std::string found = offset < text.size() ? "'" + std::string(1, text[offset]) + "'" : "the end of the input";
-  return "f.json:" + std::to_string(line) + ":" + std::to_string(column) + ": expected " + expected + ", found " +
-         found;
+  return testing::text_position("f.json", text, offset) + ": expected " + expected + ", found " + found;
 }
 
 struct BadCase {

@@ -5,6 +5,7 @@
 // at the same line and column as the DOM reader's.
 #include "scenarios/trace_events.h"
 #include "iteration_test_util.h"
+#include "text_position.h"
 
 #include <gtest/gtest.h>
 
@@ -224,17 +225,7 @@ std::string stream_error(const std::string& text) {
 
 // "t.json:LINE:COLUMN" of a byte offset, counted as the readers count.
 std::string position(const std::string& text, std::size_t offset) {
-  std::size_t line = 1;
-  std::size_t column = 1;
-  for (std::size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return "t.json:" + std::to_string(line) + ":" + std::to_string(column);
+  return testing::text_position("t.json", text, offset);
 }
 
 // A control byte anywhere, or the text cut short anywhere, is a syntax error where it happens: the

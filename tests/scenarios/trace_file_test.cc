@@ -18,16 +18,7 @@ namespace megasim::scenarios {
 namespace {
 
 Scenario tp_pp_dp() {
-  return load_scenario_text(std::string(testing::kSmallGptOnOneServer) + R"(
-[plan]
-tensor_model_parallel_size = 2
-pipeline_model_parallel_size = 2
-num_layers_per_virtual_pipeline_stage = 0
-micro_batch_size = 1
-global_batch_size = 8
-[stragglers]
-jitter_cv = 0.05
-)");
+  return load_scenario_text(std::string(testing::kSmallGptOnOneServer) + testing::kTpPpDpWithJitter);
 }
 
 std::string error_of(const std::string& text) {
