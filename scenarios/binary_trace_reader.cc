@@ -7,9 +7,9 @@
 
 #include "scenarios/binary_trace.h"
 #include "scenarios/embedded_scenario.h"
-#include "scenarios/fnv1a.h"
 #include "scenarios/json_reader.h"
 #include "sim/error.h"
+#include "sim/fnv1a.h"
 
 namespace megasim::scenarios {
 namespace {
@@ -103,7 +103,7 @@ class BinaryIn {
   const std::function<void(std::size_t)>& consumed_;
   std::size_t at_ = 0;
   std::size_t hashed_ = 0;
-  Fnv1a64 checksum_;
+  sim::Fnv1a64 checksum_;
 };
 
 void header(BinaryIn& in) {

@@ -8,8 +8,8 @@
 
 #include "scenarios/binary_trace.h"
 #include "scenarios/embedded_scenario.h"
-#include "scenarios/fnv1a.h"
 #include "sim/error.h"
+#include "sim/fnv1a.h"
 
 namespace megasim::scenarios {
 namespace {
@@ -53,7 +53,7 @@ class BinaryOut {
 
   std::ostream& out_;
   std::string buffer_;
-  Fnv1a64 checksum_;
+  sim::Fnv1a64 checksum_;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -190,9 +191,9 @@ class EventHandler : public JsonHandler<EventHandler> {
   bool integer_of(const Field& f, std::string_view where, std::string_view key, std::int64_t& i) {
     double x = 0;
     if (!number_of(f, where, key, x)) return false;
-    if (x != std::floor(x) || std::fabs(x) > 9e15)
-      return fail_event(fmt::format("{}.{} is not an integer", where, key));
-    i = static_cast<std::int64_t>(x);
+    const std::optional<std::int64_t> whole = exact_integer(x);
+    if (!whole) return fail_event(fmt::format("{}.{} is not an integer", where, key));
+    i = *whole;
     return true;
   }
 

@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "sim/error.h"
+#include "sim/fnv1a.h"
 
 namespace megasim::sim {
 
@@ -15,12 +16,9 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 }
 
 std::uint64_t fnv1a64(std::string_view text) {
-  std::uint64_t h = 0xCBF29CE484222325ULL;
-  for (const char c : text) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001B3ULL;
-  }
-  return h;
+  Fnv1a64 hash;
+  hash.add(text);
+  return hash.value();
 }
 
 Rng::Rng(std::uint64_t seed) {

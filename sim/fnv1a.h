@@ -1,12 +1,13 @@
-// FNV-1a, 64-bit (Fowler, Noll, Vo; http://www.isthe.com/chongo/tech/comp/fnv/): the checksum of
-// trace.bin (binary_trace.h), fed in pieces as the file is written or read. Not cryptographic: it
-// detects truncation and corruption, not tampering.
+// FNV-1a, 64-bit (Fowler, Noll, Vo; http://www.isthe.com/chongo/tech/comp/fnv/), fed in pieces:
+// the hash of the named random streams' names (rng.h fnv1a64) and the checksum of trace.bin
+// (scenarios/binary_trace.h, fed as the file is written or read). Not cryptographic: it detects
+// truncation and corruption, not tampering.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
-namespace megasim::scenarios {
+namespace megasim::sim {
 
 class Fnv1a64 {
  public:
@@ -24,4 +25,4 @@ class Fnv1a64 {
   std::uint64_t hash_ = kOffsetBasis;
 };
 
-}  // namespace megasim::scenarios
+}  // namespace megasim::sim
