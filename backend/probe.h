@@ -1,8 +1,9 @@
 // What a real backend measures for `megasim calibrate` (DESIGN.md "Real backends"): the probes a
-// calibration study asks (scenarios/calibrate_study.h for a GPU, scenarios/cpu_calibration.h for
-// the cpu backend) and the link measurements they return. A backend makes them inside its job
-// (Backend::probe_gpu, Backend::probe_cpu, backend/backend.h); the studies decide what to ask and
-// fit the answers, so they run and are tested without the hardware. Times are seconds.
+// calibration study asks (scenarios/studies/calibrate/calibrate_study.h for a GPU,
+// scenarios/studies/calibrate/cpu_calibration.h for the cpu backend) and the link measurements they
+// return. A backend makes them inside its job (Backend::probe_gpu, Backend::probe_cpu,
+// backend/backend.h); the studies decide what to ask and fit the answers, so they run and are
+// tested without the hardware. Times are seconds.
 #pragma once
 
 #include <cstdint>

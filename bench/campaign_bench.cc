@@ -14,8 +14,8 @@
 #include <string>
 
 #include "models/reliability.h"
-#include "scenarios/campaign_study.h"
-#include "scenarios/loader.h"
+#include "scenarios/config/loader.h"
+#include "scenarios/studies/campaign/campaign_study.h"
 
 namespace {
 

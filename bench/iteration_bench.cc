@@ -11,8 +11,8 @@
 #include <fstream>
 #include <string>
 
-#include "scenarios/loader.h"
-#include "scenarios/run_study.h"
+#include "scenarios/config/loader.h"
+#include "scenarios/studies/run_study.h"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <thread>
 
-#include "scenarios/loader.h"
-#include "scenarios/sweep_study.h"
+#include "scenarios/config/loader.h"
+#include "scenarios/studies/sweep/sweep_study.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Files for the pure-Python side (megasim.plot, megasim.sweeps.read_csv): the input check and the
-// output writer every C++ reader and writer uses (scenarios/input_file.h, scenarios/output_files.h),
-// so a FIFO, device or folder is refused from Python as from the command line, and a PNG appears
-// whole or not at all.
+// output writer every C++ reader and writer uses (scenarios/config/input_file.h,
+// scenarios/config/output_files.h), so a FIFO, device or folder is refused from Python as from the
+// command line, and a PNG appears whole or not at all.
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "bindings/init.h"
-#include "scenarios/input_file.h"
-#include "scenarios/output_files.h"
+#include "scenarios/config/input_file.h"
+#include "scenarios/config/output_files.h"
 
 namespace py = pybind11;
 

@@ -8,8 +8,8 @@
 
 #include "bindings/init.h"
 #include "scenarios/api.h"
-#include "scenarios/run_outputs.h"
-#include "scenarios/samples_study.h"
+#include "scenarios/studies/samples_study.h"
+#include "scenarios/trace/run_outputs.h"
 #include "sim/error.h"
 
 namespace py = pybind11;
@@ -41,7 +41,8 @@ std::string trace_json(const Run& r, const std::vector<std::int64_t>& ranks, std
   return scenarios::perfetto_trace_json(r.result.workload, r.result.trace, filter, &r.scenario);
 }
 
-// `megasim run --out DIR`'s three files, all or none (scenarios/run_outputs.h); the traces streamed.
+// `megasim run --out DIR`'s three files, all or none (scenarios/trace/run_outputs.h); the traces
+// streamed.
 std::vector<std::string> save(const Run& r, const std::string& directory, const std::vector<std::int64_t>& ranks,
                               std::int64_t max_ranks) {
   const scenarios::TraceFilter filter{.ranks = ranks, .max_ranks = max_ranks};

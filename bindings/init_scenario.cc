@@ -1,5 +1,5 @@
 // Scenario: built from TOML text, a TOML file or a nested dict of sections → keys, all through the
-// key table (scenarios/keys.h), so every way gives the same Scenario and the same errors.
+// key table (scenarios/config/keys.h), so every way gives the same Scenario and the same errors.
 #include <pybind11/stl.h>
 
 #include <string>
@@ -140,7 +140,7 @@ void init_scenario(py::module_& m) {
       // Pickled as its dict, so scenarios travel to process pools and cluster executors.
       .def(py::pickle(&to_dict, [](const py::dict& d) { return from_dict(d); }));
   m.def("load", &scenarios::load_scenario_file, py::arg("path"),
-        "Loads a scenario TOML file (a regular file of at most 64 MiB: scenarios/input_file.h)");
+        "Loads a scenario TOML file (a regular file of at most 64 MiB: scenarios/config/input_file.h)");
   m.def("_keys_json", &scenarios::keys_json, "The table of every scenario key as `megasim keys --json`");
   m.def("_keys_text", &scenarios::describe_keys, "The table of every scenario key as `megasim keys` prints it");
   m.def("_available_backends", &backend::available_backends,

@@ -13,7 +13,7 @@
 
 #include "bindings/init.h"
 #include "scenarios/api.h"
-#include "scenarios/topology_cache.h"
+#include "scenarios/studies/topology_cache.h"
 
 namespace py = pybind11;
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "bindings/init.h"
-#include "scenarios/build_info.h"
+#include "scenarios/report/build_info.h"
 #include "sim/error.h"
 
 PYBIND11_MODULE(_megasim, m) {

@@ -8,7 +8,7 @@
 
 #include "backend/registry.h"
 #include "cli/commands.h"
-#include "scenarios/json_writer.h"
+#include "scenarios/config/json_writer.h"
 
 namespace megasim::cli {
 namespace {

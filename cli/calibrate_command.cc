@@ -1,10 +1,10 @@
 // `megasim calibrate --backend cuda|cpu [SCENARIO] [--gpu NAME] [--gpus N] [--nccl-max-bytes SIZE]
 // [--out FILE] [--json]`, or `megasim calibrate --measured FILE.csv [SCENARIO] ...` (fits the cost
-// model to measured runs instead, cli/calibrate_measured.h): measures the cost model's inputs on this
-// machine's GPU (scenarios/calibrate_study.h; with --gpus N or under a launcher, also the links
-// between the job's GPUs over NCCL: backend/cuda/cuda_probe.h) or CPU cores
-// (scenarios/cpu_calibration.h, as many MPI ranks as the plan has) with the backend's probe
-// (Backend::probe_gpu, probe_cpu) and writes a calibration file.
+// model to measured runs instead, cli/calibrate_measured.h): measures the cost model's inputs on
+// this machine's GPU (scenarios/studies/calibrate/calibrate_study.h; with --gpus N or under a
+// launcher, also the links between the job's GPUs over NCCL: backend/cuda/cuda_probe.h) or CPU
+// cores (scenarios/studies/calibrate/cpu_calibration.h, as many MPI ranks as the plan has) with the
+// backend's probe (Backend::probe_gpu, probe_cpu) and writes a calibration file.
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -22,10 +22,10 @@
 #include "models/memory.h"
 #include "models/plan.h"
 #include "models/workload.h"
-#include "scenarios/calibrate_study.h"
-#include "scenarios/cpu_calibration.h"
-#include "scenarios/output_files.h"
-#include "scenarios/units.h"
+#include "scenarios/config/output_files.h"
+#include "scenarios/config/units.h"
+#include "scenarios/studies/calibrate/calibrate_study.h"
+#include "scenarios/studies/calibrate/cpu_calibration.h"
 #include "sim/error.h"
 
 namespace megasim::cli {

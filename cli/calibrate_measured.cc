@@ -8,9 +8,9 @@
 #include <iostream>
 
 #include "cli/option_checks.h"
-#include "scenarios/calibration_parameters.h"
-#include "scenarios/measured_calibration_study.h"
-#include "scenarios/output_files.h"
+#include "scenarios/config/output_files.h"
+#include "scenarios/studies/calibrate/calibration_parameters.h"
+#include "scenarios/studies/calibrate/measured_calibration_study.h"
 #include "sim/error.h"
 
 namespace megasim::cli {

@@ -1,7 +1,8 @@
 // `megasim calibrate --measured FILE.csv [SCENARIO] [--fit a,b,c] [--predict FILE.csv]
 // [--no-leave-one-out] [--out FILE.toml] [--json]`: fits named cost-model parameters to measured
-// iteration times or MFU (scenarios/measured_calibration_study.h) and writes the calibration file.
-// The options live on `megasim calibrate`, which hands over here when --measured is given.
+// iteration times or MFU (scenarios/studies/calibrate/measured_calibration_study.h) and writes the
+// calibration file. The options live on `megasim calibrate`, which hands over here when --measured
+// is given.
 #pragma once
 
 #include <CLI/CLI.hpp>

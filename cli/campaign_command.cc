@@ -5,8 +5,8 @@
 #include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/scenario_options.h"
-#include "scenarios/campaign_report.h"
-#include "scenarios/campaign_study.h"
+#include "scenarios/studies/campaign/campaign_report.h"
+#include "scenarios/studies/campaign/campaign_study.h"
 
 namespace megasim::cli {
 namespace {

@@ -6,8 +6,8 @@
 #include "cli/numeric_options.h"
 #include "cli/option_checks.h"
 #include "cli/scenario_options.h"
-#include "scenarios/collective_study.h"
-#include "scenarios/units.h"
+#include "scenarios/config/units.h"
+#include "scenarios/studies/collective_study.h"
 #include "sim/error.h"
 
 namespace megasim::cli {

@@ -14,9 +14,9 @@
 #include "models/memory.h"
 #include "models/plan.h"
 #include "models/workload.h"
-#include "scenarios/cpu_calibration.h"
-#include "scenarios/device.h"
-#include "scenarios/run_study.h"
+#include "scenarios/config/device.h"
+#include "scenarios/studies/calibrate/cpu_calibration.h"
+#include "scenarios/studies/run_study.h"
 #include "sim/error.h"
 
 namespace megasim::cli {

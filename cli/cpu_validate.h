@@ -1,6 +1,6 @@
 // `validate --backend cpu`: the plan run for real as one MPI process per rank (started here under
 // mpirun when the command was run on its own) and predicted by the simulator calibrated for this
-// machine, compared on rank 0 (scenarios/validate_study.h).
+// machine, compared on rank 0 (scenarios/studies/validate_study.h).
 //
 // The calibration is either the scenario's calibration.file, or, by default, measured by the
 // validation itself in rounds interleaved with the measured iterations: one round of every probe of
@@ -16,8 +16,8 @@
 
 #include "backend/trace.h"
 #include "models/workload.h"
-#include "scenarios/scenario.h"
-#include "scenarios/validate_study.h"
+#include "scenarios/config/scenario.h"
+#include "scenarios/studies/validate_study.h"
 
 namespace megasim::cli {
 

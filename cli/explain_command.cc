@@ -1,9 +1,9 @@
-// `megasim explain [A.toml [B.toml]] [--set K=V ...] [--a K=V ...] [--b K=V ...] [--seed N] [--json]`:
-// the MFU difference between two simulated runs as a waterfall over the breakdown's mechanisms and the
-// production cluster's (stragglers, ECMP collisions, host overheads)
-// (scenarios/explain_study.h). B is A's file when not given; --set applies to both, --a and --b to
-// one, so `megasim explain S.toml --a cluster.gpus=256 --b cluster.gpus=12288` explains what the
-// same plan loses on the larger cluster.
+// `megasim explain [A.toml [B.toml]] [--set K=V ...] [--a K=V ...] [--b K=V ...] [--seed N]
+// [--json]`: the MFU difference between two simulated runs as a waterfall over the breakdown's
+// mechanisms and the production cluster's (stragglers, ECMP collisions, host overheads)
+// (scenarios/studies/explain_study.h). B is A's file when not given; --set applies to both, --a and
+// --b to one, so `megasim explain S.toml --a cluster.gpus=256 --b cluster.gpus=12288` explains what
+// the same plan loses on the larger cluster.
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,7 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/scenario_options.h"
-#include "scenarios/explain_study.h"
+#include "scenarios/studies/explain_study.h"
 
 namespace megasim::cli {
 namespace {

@@ -2,8 +2,8 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "scenarios/keys.h"
-#include "scenarios/keys_json.h"
+#include "scenarios/config/keys.h"
+#include "scenarios/config/keys_json.h"
 
 namespace megasim::cli {
 

@@ -11,7 +11,7 @@
 #include "cli/empty_values.h"
 #include "cli/process_args.h"
 #include "cli/standard_output.h"
-#include "scenarios/build_info.h"
+#include "scenarios/report/build_info.h"
 #include "sim/error.h"
 #include "sim/huge_page_heap.h"
 
@@ -51,8 +51,9 @@ int report_parse_error(const CLI::App& app, const CLI::ParseError& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A file-size limit (ulimit -f) reached while writing an output fails that write (EFBIG), which the
-  // writer reports and cleans up (scenarios/output_files.h), instead of killing megasim mid-file.
+  // A file-size limit (ulimit -f) reached while writing an output fails that write (EFBIG), which
+  // the writer reports and cleans up (scenarios/config/output_files.h), instead of killing megasim
+  // mid-file.
   std::signal(SIGXFSZ, SIG_IGN);
   megasim::sim::reexec_with_huge_page_heap(argv);
   megasim::sim::keep_freed_heap_memory();

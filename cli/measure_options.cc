@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "cli/process_args.h"
-#include "scenarios/input_file.h"
-#include "scenarios/output_files.h"
+#include "scenarios/config/input_file.h"
+#include "scenarios/config/output_files.h"
 #include "sim/error.h"
 
 namespace megasim::cli {

@@ -14,10 +14,11 @@ backend::MeasureOptions measure_options(int warmup_iterations, int iterations, s
 // A calibration's probe options with this command's job options (as measure_options).
 backend::ProbeOptions probe_options(int repetitions);
 
-// Rank 0 writes the bytes to $MEGASIM_NCCL_ID_FILE (scenarios/output_files.h: a temporary renamed,
-// so readers never see half of it; a FIFO, device or folder there is refused); the others wait up
-// to 120 s for the file and read it as an input file (scenarios/input_file.h: never blocking on a
-// FIFO). Throws sim::ConfigError("MEGASIM_NCCL_ID_FILE") when it is not set or nothing appears.
+// Rank 0 writes the bytes to $MEGASIM_NCCL_ID_FILE (scenarios/config/output_files.h: a temporary
+// renamed, so readers never see half of it; a FIFO, device or folder there is refused); the others
+// wait up to 120 s for the file and read it as an input file (scenarios/config/input_file.h: never
+// blocking on a FIFO). Throws sim::ConfigError("MEGASIM_NCCL_ID_FILE") when it is not set or
+// nothing appears.
 backend::SharedFileExchange nccl_id_file_exchange();
 
 }  // namespace megasim::cli

@@ -4,7 +4,7 @@
 #include "cli/commands.h"
 #include "cli/numeric_options.h"
 #include "cli/scenario_options.h"
-#include "scenarios/plan_study.h"
+#include "scenarios/studies/plan_study.h"
 
 namespace megasim::cli {
 namespace {

@@ -16,12 +16,13 @@
 #include "cli/scenario_options.h"
 #include "models/memory.h"
 #include "models/plan.h"
-#include "scenarios/device.h"
-#include "scenarios/perfetto_trace.h"
-#include "scenarios/run_outputs.h"
-#include "scenarios/run_study.h"
-#include "scenarios/samples_study.h"
-#include "scenarios/validate_study.h"
+#include "scenarios/config/device.h"
+#include "scenarios/config/resolved_scenario.h"
+#include "scenarios/report/perfetto_trace.h"
+#include "scenarios/studies/run_study.h"
+#include "scenarios/studies/samples_study.h"
+#include "scenarios/studies/validate_study.h"
+#include "scenarios/trace/run_outputs.h"
 #include "sim/error.h"
 
 namespace megasim::cli {
@@ -40,9 +41,8 @@ struct RunOptions {
 };
 
 // Prints the report and, with --out, writes report.json, trace.bin and trace.json
-// (scenarios/run_outputs.h: all or none; the traces streamed to their files, trace.json GBs at
-// 12,288 GPUs with --max-trace-ranks 0).
-// An explicit --trace-ranks list is written whole.
+// (scenarios/trace/run_outputs.h: all or none; the traces streamed to their files, trace.json GBs
+// at 12,288 GPUs with --max-trace-ranks 0). An explicit --trace-ranks list is written whole.
 void emit(const RunOptions& o, const scenarios::Scenario& s, const models::Workload& workload,
           const backend::Trace& trace, const scenarios::IterationReport& report) {
   const std::string report_json = scenarios::to_json(report);
@@ -60,16 +60,15 @@ struct MeasuredRun {
   models::Workload workload;
 };
 
-// Checks the options, resolves the plan, refuses one that does not fit, builds the workload.
-MeasuredRun prepare_measured_run(const RunOptions& o, const scenarios::Scenario& s) {
+// Checks the options, refuses a plan that does not fit, builds the workload.
+MeasuredRun prepare_measured_run(const RunOptions& o, const scenarios::ResolvedScenario& resolved) {
   if (o.iterations < 1) throw sim::ConfigError("--iterations", std::to_string(o.iterations), "at least 1");
   checked_timeout(o.timeout_s);
   MeasuredRun run;
-  run.device = scenarios::scenario_gpu(s);
-  const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
-  run.memory = models::estimate_memory(s.model, plan);
+  run.device = resolved.device.gpu;
+  run.memory = resolved.memory;
   models::require_fits(run.memory, run.device);
-  run.workload = models::build_workload(s.model, plan);
+  run.workload = models::build_workload(resolved.scenario.model, resolved.plan);
   return run;
 }
 
@@ -95,7 +94,7 @@ void run_measured(const RunOptions& o, const scenarios::Scenario& s, backend::Ba
                            "\"calibrated\" with --backend cpu (MFU is relative to this machine's measured peak: "
                            "megasim calibrate --backend cpu writes the calibration file)");
   }
-  const MeasuredRun run = prepare_measured_run(o, s);
+  const MeasuredRun run = prepare_measured_run(o, scenarios::resolve(s));
   real->run(run.workload, measure_options(1, o.iterations, checked_timeout(o.timeout_s)),
             [&](const std::vector<backend::Trace>& traces) { report_measured(o, s, run, traces); });
 }
@@ -126,11 +125,13 @@ void run_run(const RunOptions& o, backend::BackendId id) {
     run_measured(o, s, id);
     return;
   }
-  scenarios::RunResult result = scenarios::run_iteration_study(s);
+  // Resolved once (its calibration file read once) for the run; the samples re-seed it.
+  const scenarios::ResolvedScenario resolved = scenarios::resolve(s);
+  scenarios::RunResult result = scenarios::run_iteration_study(resolved);
   if (o.samples > 1) {
     ProgressBar bar;
     result.report.samples =
-        scenarios::run_samples_study(s, o.samples, result, [&](std::int64_t done, std::int64_t total) {
+        scenarios::run_samples_study(resolved, o.samples, result, [&](std::int64_t done, std::int64_t total) {
           bar.update("samples simulated", static_cast<std::size_t>(done), static_cast<std::size_t>(total));
         });
   }

@@ -1,7 +1,7 @@
 #include "cli/scenario_options.h"
 
 #include "cli/numeric_options.h"
-#include "scenarios/loader.h"
+#include "scenarios/config/loader.h"
 #include "sim/error.h"
 
 namespace megasim::cli {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/scenario.h"
+#include "scenarios/config/scenario.h"
 
 namespace megasim::cli {
 

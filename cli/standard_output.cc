@@ -5,7 +5,7 @@
 #include <iostream>
 #include <string>
 
-#include "scenarios/path_kind.h"
+#include "scenarios/config/path_kind.h"
 #include "sim/error.h"
 
 namespace megasim::cli {

@@ -11,8 +11,8 @@
 #include "cli/option_checks.h"
 #include "cli/progress_bar.h"
 #include "cli/scenario_options.h"
-#include "scenarios/output_files.h"
-#include "scenarios/sweep_study.h"
+#include "scenarios/config/output_files.h"
+#include "scenarios/studies/sweep/sweep_study.h"
 #include "sim/error.h"
 
 namespace megasim::cli {

@@ -7,8 +7,8 @@
 #include "cli/commands.h"
 #include "cli/numeric_options.h"
 #include "cli/scenario_options.h"
-#include "scenarios/output_files.h"
-#include "scenarios/topology_report.h"
+#include "scenarios/config/output_files.h"
+#include "scenarios/report/topology_report.h"
 #include "topology/summary.h"
 #include "topology/topology.h"
 
@@ -30,7 +30,7 @@ void run_topo(const TopoOptions& o) {
   if (!o.graph_dot.empty()) static_cast<void>(scenarios::checked_output_file(o.graph_dot, "--write-dot"));
   const topo::Topology topology = topo::Topology::build(scenarios::effective_cluster(s));
   const topo::TopologySummary summary = topo::summarize(topology);
-  // Both files or neither (scenarios/output_files.h), streamed.
+  // Both files or neither (scenarios/config/output_files.h), streamed.
   if (!o.graph_json.empty() || !o.graph_dot.empty()) {
     scenarios::OutputFiles files;
     if (!o.graph_json.empty()) {

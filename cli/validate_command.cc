@@ -1,14 +1,14 @@
 // `megasim validate SCENARIO --backend cpu|cuda [--stage S] [--iterations N] [--warmup N]
 // [--calibration interleaved|file] [--bound PERCENT] [--json] [--out DIR]`: runs the plan for real
 // and in the simulator calibrated for this hardware, and prints predicted against measured with a
-// verdict against the bound (scenarios/validate_study.h, validate_verdict.h). cpu: the whole plan,
-// one MPI process per rank, calibrated by default in rounds interleaved with the measured iterations
-// (cli/cpu_validate.h), or by the scenario's calibration.file. cuda: the scenario's calibration
-// file; the whole plan, one process per GPU (backend/cuda/cuda_job.h); with --stage S, shard mode: the
-// compute of one rank of pipeline stage S on this machine's GPU (backend/cuda/shard_runner.h),
-// compared with that rank's predicted compute. --out DIR writes validation.json, the Perfetto traces
-// measured_trace.json and predicted_trace.json, and (interleaved) the calibration it measured,
-// calibration.toml.
+// verdict against the bound (scenarios/studies/validate_study.h, validate_verdict.h). cpu: the
+// whole plan, one MPI process per rank, calibrated by default in rounds interleaved with the
+// measured iterations (cli/cpu_validate.h), or by the scenario's calibration.file. cuda: the
+// scenario's calibration file; the whole plan, one process per GPU (backend/cuda/cuda_job.h); with
+// --stage S, shard mode: the compute of one rank of pipeline stage S on this machine's GPU
+// (backend/cuda/shard_runner.h), compared with that rank's predicted compute. --out DIR writes
+// validation.json, the Perfetto traces measured_trace.json and predicted_trace.json, and
+// (interleaved) the calibration it measured, calibration.toml.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -26,11 +26,11 @@
 #include "cli/option_checks.h"
 #include "cli/scenario_options.h"
 #include "models/plan.h"
-#include "scenarios/device.h"
-#include "scenarios/output_files.h"
-#include "scenarios/perfetto_trace.h"
-#include "scenarios/run_study.h"
-#include "scenarios/validate_study.h"
+#include "scenarios/config/device.h"
+#include "scenarios/config/output_files.h"
+#include "scenarios/report/perfetto_trace.h"
+#include "scenarios/studies/run_study.h"
+#include "scenarios/studies/validate_study.h"
 #include "sim/error.h"
 
 namespace megasim::cli {
@@ -50,7 +50,7 @@ struct ValidateOptions {
   std::string out_dir;
 };
 
-// The files of --out DIR, written together or not at all (scenarios/output_files.h).
+// The files of --out DIR, written together or not at all (scenarios/config/output_files.h).
 // calibration.toml: with --calibration interleaved, the calibration of the median round.
 const std::vector<std::string> kOutputFiles = {"validation.json", "measured_trace.json", "predicted_trace.json",
                                                "calibration.toml"};

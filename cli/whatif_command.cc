@@ -1,16 +1,17 @@
-// `megasim whatif TRACE [--json] [--slowest K]`: the what-if analysis (scenarios/trace_whatif.h)
-// of an iteration recorded in trace.bin or trace.json (told apart by trace.bin's magic bytes; a
-// folder stands for its trace.bin) that megasim wrote with its scenario, simulated
-// (`megasim run --out DIR`) or measured on a real backend (`megasim run --backend cpu|cuda --out
-// DIR`, `megasim validate --out DIR`): the workload is rebuilt from the embedded scenario and the
-// iteration replayed with evened-out compute. Needs every rank of the plan in the trace.
+// `megasim whatif TRACE [--json] [--slowest K]`: the what-if analysis
+// (scenarios/trace/trace_whatif.h) of an iteration recorded in trace.bin or trace.json (told apart
+// by trace.bin's magic bytes; a folder stands for its trace.bin) that megasim wrote with its
+// scenario, simulated (`megasim run --out DIR`) or measured on a real backend (`megasim run
+// --backend cpu|cuda --out DIR`, `megasim validate --out DIR`): the workload is rebuilt from the
+// embedded scenario and the iteration replayed with evened-out compute. Needs every rank of the
+// plan in the trace.
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/numeric_options.h"
-#include "scenarios/whatif_study.h"
+#include "scenarios/studies/whatif_study.h"
 
 namespace megasim::cli {
 namespace {

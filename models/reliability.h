@@ -141,7 +141,7 @@ void validate(const FailureParams& p);
 void validate(const RecoveryParams& p);
 void validate(const CheckpointParams& p);
 
-// The job's component instances (from the topology: scenarios/campaign_study.cc).
+// The job's component instances (from the topology: scenarios/studies/campaign/campaign_study.cc).
 struct ClusterInventory {
   std::int64_t gpus = 0;
   std::int64_t hosts = 0;

@@ -28,7 +28,7 @@
 //    server drifts with probability drift_host_fraction, at a rate drawn from a log-normal of mean
 //    drift_per_hour and coefficient of variation drift_cv; at uptime u hours its multiplier is
 //    (1 + rate·u) times its other slowdowns. An iteration is simulated at uptime_h; campaigns
-//    (scenarios/campaign_study.h) follow the uptime since each restart themselves.
+//    (scenarios/studies/campaign/campaign_study.h) follow the uptime since each restart themselves.
 //  - enabled = false switches every source above off at once, keeping their values: the shipped
 //    MegaScale scenarios describe a production cluster (its slow hosts), and
 //    `--set stragglers.enabled=false` is the same run on an ideal one.

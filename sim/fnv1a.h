@@ -1,7 +1,7 @@
-// FNV-1a, 64-bit (Fowler, Noll, Vo; http://www.isthe.com/chongo/tech/comp/fnv/), fed in pieces:
-// the hash of the named random streams' names (rng.h fnv1a64) and the checksum of trace.bin
-// (scenarios/binary_trace.h, fed as the file is written or read). Not cryptographic: it detects
-// truncation and corruption, not tampering.
+// FNV-1a, 64-bit (Fowler, Noll, Vo; http://www.isthe.com/chongo/tech/comp/fnv/), fed in pieces: the
+// hash of the named random streams' names (rng.h fnv1a64) and the checksum of trace.bin
+// (scenarios/trace/binary_trace.h, fed as the file is written or read). Not cryptographic: it
+// detects truncation and corruption, not tampering.
 #pragma once
 
 #include <cstdint>

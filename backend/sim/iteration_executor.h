@@ -88,7 +88,7 @@ struct IterationInputs {
   // identical but for the fabric their pipeline transfers share (replicas_identical, asserted): the
   // other replicas' pipeline flows are left off the fabric, so their ECMP collisions with replica 0's
   // are not modelled, while the DP collectives still run over every replica's GPUs. The sweep's
-  // screen (scenarios/sweep_study.h).
+  // screen (scenarios/studies/sweep/sweep_study.h).
   bool one_replica = false;
 };
 

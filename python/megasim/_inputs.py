@@ -70,14 +70,14 @@ def path(name, value):
 
 def input_file(name, value, expected="a readable file megasim wrote"):
     """The path of a file to read, refused (ValueError, the CLI's message) unless it is a regular file
-    (a FIFO would block the open, a device never end): scenarios/input_file.h."""
+    (a FIFO would block the open, a device never end): scenarios/config/input_file.h."""
     value = path(name, value)
     _megasim._check_input_file(value, name, expected)
     return value
 
 
 def output_file(name, value):
-    """The path of a file to write, refused as the CLI refuses one (scenarios/output_files.h)."""
+    """The path of a file to write, refused as the CLI refuses one (scenarios/config/output_files.h)."""
     value = path(name, value)
     _megasim._checked_output_file(value, name)
     return value

@@ -27,7 +27,7 @@ from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from . import _inputs, _megasim
 
-# Perfetto threads of the trace (scenarios/perfetto_tracks.h): tid = stream + 4 x lane, a stream's
+# Perfetto threads of the trace (scenarios/report/perfetto_tracks.h): tid = stream + 4 x lane, a stream's
 # lanes holding the transfers that overlap; each thread is named by a "thread_name" event ("pp 2").
 _STREAMS = ("compute", "tp", "pp", "dp")
 # Compute tasks by the first word of their name ("F mb3 c1", "B mb3 c1", "optimizer", ...), the

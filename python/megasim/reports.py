@@ -65,7 +65,7 @@ class RunReport(JsonReport):
     def trace_events(self, ranks=None, max_ranks=16):
         """The Perfetto trace of `ranks` (each of them; default: TP rank 0 of every stage, replica by
         replica, at most `max_ranks` of them, 0: every rank), as a dict; see
-        scenarios/perfetto_trace.h."""
+        scenarios/report/perfetto_trace.h."""
         return json.loads(self._run.trace_json(_inputs.integers("--trace-ranks", ranks),
                                                _inputs.integer("--max-trace-ranks", max_ranks)))
 

@@ -1,6 +1,6 @@
 """megasim.sweep: `megasim sweep` from Python, its simulations spread by a concurrent.futures executor.
 
-The C++ core enumerates the candidates (scenarios/sweep_study.h: enumerate_sweep), decides which
+The C++ core enumerates the candidates (scenarios/studies/sweep/sweep_study.h: enumerate_sweep), decides which
 screened plans to simulate in full (SweepConfirmation) and ranks the rows (make_sweep_report); only
 the simulations run on the executor, one task per plan: `screen_candidate(pickled_scenario,
 candidate)` for every accepted plan, then `evaluate_candidate(...)` for those the confirmation hands
@@ -201,7 +201,7 @@ def sweep(scenario, *, vary=(), gpus=(), max_micro_batch_size=0, executor=None, 
     concurrent.futures.Executor to run the simulations on (one task per plan screened or simulated),
     e.g. `distributed.Client(...).get_executor()`; default a process pool on this machine's cores.
     confirm_top: every plan that could be among the `confirm_top` fastest of its point is simulated in
-    full (scenarios/sweep_study.h, "Screen and confirmation"); full=True simulates every plan in full.
+    full (scenarios/studies/sweep/sweep_study.h, "Screen and confirmation"); full=True simulates every plan in full.
     top: keep only the `top` fastest plans simulated in full (and every other row), as `--top` does
     in `--json`; like `--top`, it raises confirm_top to itself. A bad key or value raises ValueError
     with the CLI's message."""

@@ -7,7 +7,7 @@
 #
 # The machine is shared, so the validation reports its timing spread (the interquartile ranges of
 # the measured iterations and of the rounds' predictions), the error's 95% uncertainty from them,
-# and a verdict (scenarios/validate_verdict.h): within, outside, or inconclusive when the
+# and a verdict (scenarios/studies/validate_verdict.h): within, outside, or inconclusive when the
 # uncertainty exceeds the bound. A scenario gets a second
 # attempt unless the first is within; it fails when no attempt is within and one is outside, and
 # is inconclusive when both are. Last, the test shows it can fail: the DP 2 calibration the

@@ -163,8 +163,8 @@ TEST(Cli, WhatIfAnalysesATraceMeasuredOnTheCpuBackend) {
 }
 
 // kSweepPlan: a 4-layer GPT on one 8-GPU server, global batch 8: 64 candidate plans, 32 valid
-// (tests/scenarios/sweep_study_test.cc derives both). kSweepModel, the same without the cluster
-// size, for the sweeps that vary it (a --set of a swept key is refused).
+// (tests/scenarios/studies/sweep/sweep_study_test.cc derives both). kSweepModel, the same without
+// the cluster size, for the sweeps that vary it (a --set of a swept key is refused).
 const std::string kSweepModel =
     "--set model.num_layers=4 --set model.hidden_size=1024 --set model.num_attention_heads=16 "
     "--set model.seq_length=1024 --set plan.global_batch_size=8";

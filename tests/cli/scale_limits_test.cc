@@ -1,7 +1,8 @@
 // Scale limits: under a data-size limit (ulimit -d) a cluster too large for it is refused before
 // anything is simulated, naming cluster.gpus, with exit code 2 and nothing written, while a
 // 98,304-GPU iteration and a 30-day campaign at 12,288 GPUs run within the limits stated in
-// scenarios/memory_budget.h (an allocation past the limit would fail: exit code 1 or a signal).
+// scenarios/studies/memory_budget.h (an allocation past the limit would fail: exit code 1 or a
+// signal).
 #include <gtest/gtest.h>
 
 #include <filesystem>

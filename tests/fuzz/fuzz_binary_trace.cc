@@ -1,10 +1,11 @@
-// Fuzz target: trace.bin (`megasim whatif DIR/trace.bin`, scenarios/binary_trace.h): the header, the
-// counts checked against the bytes left and the embedded scenario's plan, the records and the
-// checksum. Inputs that do not begin with the magic are given it, so mutations reach past byte 0.
+// Fuzz target: trace.bin (`megasim whatif DIR/trace.bin`, scenarios/trace/binary_trace.h): the
+// header, the counts checked against the bytes left and the embedded scenario's plan, the records
+// and the checksum. Inputs that do not begin with the magic are given it, so mutations reach past
+// byte 0.
 #include <string>
 
 #include "fuzz_target.h"
-#include "scenarios/binary_trace.h"
+#include "scenarios/trace/binary_trace.h"
 
 namespace megasim::fuzz {
 

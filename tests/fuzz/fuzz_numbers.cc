@@ -6,10 +6,10 @@
 // MEGASIM_ASSERT), another exception or a sanitizer report is the bug. Inputs that make the job
 // large are refused by the checks or skipped before simulating, so each input runs in milliseconds.
 #include "fuzz_target.h"
-#include "scenarios/campaign_study.h"
-#include "scenarios/collective_study.h"
-#include "scenarios/loader.h"
-#include "scenarios/run_study.h"
+#include "scenarios/config/loader.h"
+#include "scenarios/studies/campaign/campaign_study.h"
+#include "scenarios/studies/collective_study.h"
+#include "scenarios/studies/run_study.h"
 
 namespace megasim::fuzz {
 namespace {

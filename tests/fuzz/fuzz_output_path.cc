@@ -1,5 +1,6 @@
-// Fuzz target: output paths (scenarios/output_files.h) against a folder of hostile entries. The
-// input is lines: first the entries to make in a fresh private folder, then what to write there.
+// Fuzz target: output paths (scenarios/config/output_files.h) against a folder of hostile entries.
+// The input is lines: first the entries to make in a fresh private folder, then what to write
+// there.
 //   f NAME          a regular file holding "old"      d NAME   a folder
 //   p NAME          a FIFO                            l NAME TARGET   a symbolic link NAME -> TARGET
 //   w PATH [PATH2]  write PATH (and PATH2, one set)   o DIR    a folder of outputs: DIR/report.json, DIR/trace.json
@@ -23,7 +24,7 @@
 #include <vector>
 
 #include "fuzz_target.h"
-#include "scenarios/output_files.h"
+#include "scenarios/config/output_files.h"
 #include "sim/error.h"
 
 namespace megasim::fuzz {

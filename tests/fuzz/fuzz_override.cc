@@ -1,8 +1,8 @@
 // Fuzz target: `--set` assignments, one per line, applied to the default scenario, then the
 // scenario's checks and the plan's resolution.
 #include "fuzz_target.h"
-#include "scenarios/loader.h"
-#include "scenarios/plan_study.h"
+#include "scenarios/config/loader.h"
+#include "scenarios/studies/plan_study.h"
 
 namespace megasim::fuzz {
 

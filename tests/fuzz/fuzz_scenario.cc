@@ -1,8 +1,8 @@
 // Fuzz target: a scenario file's text through the loader (TOML++ and the key table), the checks of
 // every section, and the plan's resolution and memory estimate (`megasim plan`).
 #include "fuzz_target.h"
-#include "scenarios/loader.h"
-#include "scenarios/plan_study.h"
+#include "scenarios/config/loader.h"
+#include "scenarios/studies/plan_study.h"
 
 namespace megasim::fuzz {
 

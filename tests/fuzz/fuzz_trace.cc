@@ -1,7 +1,7 @@
 // Fuzz target: a Perfetto trace with its "megasim" object (`megasim whatif TRACE.json`): the JSON
 // reader, the embedded scenario, and the task records rebuilt from the events.
 #include "fuzz_target.h"
-#include "scenarios/trace_file.h"
+#include "scenarios/trace/trace_file.h"
 
 namespace megasim::fuzz {
 

@@ -13,9 +13,15 @@ import pathlib
 import re
 import sys
 
-# A source file's layer: its first folder, or backend/<name> for a backend's folder.
+# A source file's layer: its first folder, or backend/<name> for a backend's folder, or
+# scenarios/<library> (and scenarios/studies/<study>) for the scenarios libraries.
 BACKENDS = ("backend/sim", "backend/cpu", "backend/cuda", "backend/mpi")
 BELOW_BACKENDS = {"sim", "topology", "models"}
+BELOW_SCENARIOS = BELOW_BACKENDS | {"backend", *BACKENDS}
+# scenarios/ in order: config <- report <- trace <- studies; the studies in their own folders use the
+# studies' common files, not one another.
+SCENARIOS = ("scenarios/config", "scenarios/report", "scenarios/trace", "scenarios/studies")
+STUDIES = ("scenarios/studies/sweep", "scenarios/studies/campaign", "scenarios/studies/calibrate")
 ALLOWED = {
     "sim": {"sim"},
     "topology": {"sim", "topology"},
@@ -25,9 +31,14 @@ ALLOWED = {
     "backend/cpu": BELOW_BACKENDS | {"backend", "backend/cpu", "backend/mpi"},
     "backend/cuda": BELOW_BACKENDS | {"backend", "backend/cuda", "backend/mpi"},
     "backend/mpi": BELOW_BACKENDS | {"backend", "backend/mpi"},
-    "scenarios": BELOW_BACKENDS | {"backend", *BACKENDS, "scenarios"},
-    "bindings": BELOW_BACKENDS | {"backend", "scenarios", "bindings"},
-    "cli": BELOW_BACKENDS | {"backend", "scenarios", "cli"},
+    "scenarios/config": BELOW_SCENARIOS | {"scenarios/config"},
+    "scenarios/report": BELOW_SCENARIOS | {"scenarios/config", "scenarios/report"},
+    "scenarios/trace": BELOW_SCENARIOS | {"scenarios/config", "scenarios/report", "scenarios/trace"},
+    "scenarios/studies": BELOW_SCENARIOS | {*SCENARIOS},
+    **{study: BELOW_SCENARIOS | {*SCENARIOS, study} for study in STUDIES},
+    "scenarios": BELOW_SCENARIOS | {"scenarios", *SCENARIOS, *STUDIES},  # scenarios/api.h, the whole API
+    "bindings": BELOW_SCENARIOS - set(BACKENDS) | {"scenarios", *SCENARIOS, *STUDIES, "bindings"},
+    "cli": BELOW_SCENARIOS - set(BACKENDS) | {"scenarios", *SCENARIOS, *STUDIES, "cli"},
 }
 FOLDERS = {"sim", "topology", "models", "backend", "scenarios", "bindings", "cli"}
 SUFFIXES = {".h", ".cc", ".cu", ".cuh"}
@@ -47,6 +58,12 @@ def layer_of(path):
     if parts[0] == "backend" and len(parts) > 2:
         sub = f"backend/{parts[1]}"
         return sub if sub in BACKENDS else "backend"
+    if parts[0] == "scenarios" and len(parts) > 2:
+        study = "/".join(parts[:3])
+        if study in STUDIES and len(parts) > 3:
+            return study
+        library = "/".join(parts[:2])
+        return library if library in SCENARIOS else "scenarios"
     return parts[0]
 
 
@@ -72,11 +89,16 @@ def violations(sources, pending):
 
 def self_test():
     sources = {"models/plan.cc": '#include "models/plan.h"\n#include "topology/topology.h"\n',
-               "cli/run_command.cc": '#include "scenarios/run_study.h"\n#include "backend/sim/fabric.h"\n',
-               "backend/cpu/x.cc": '#include "backend/cuda/y.h"\n'}
+               "cli/run_command.cc": '#include "scenarios/studies/run_study.h"\n#include "backend/sim/fabric.h"\n',
+               "backend/cpu/x.cc": '#include "backend/cuda/y.h"\n',
+               "scenarios/report/r.cc": '#include "scenarios/config/c.h"\n#include "scenarios/trace/t.h"\n',
+               "scenarios/studies/sweep/s.cc": '#include "scenarios/studies/run_study.h"\n'
+                                               '#include "scenarios/studies/campaign/c.h"\n'}
     found = violations(sources, {("cli/gone.cc", "backend/cpu/z.h"): "test"})
     expected = ['models/plan.cc: includes "topology/topology.h"', 'cli/run_command.cc: includes "backend/sim/fabric.h"',
-                'backend/cpu/x.cc: includes "backend/cuda/y.h"', 'cli/gone.cc: no longer includes "backend/cpu/z.h"']
+                'backend/cpu/x.cc: includes "backend/cuda/y.h"', 'cli/gone.cc: no longer includes "backend/cpu/z.h"',
+                'scenarios/report/r.cc: includes "scenarios/trace/t.h"',
+                'scenarios/studies/sweep/s.cc: includes "scenarios/studies/campaign/c.h"']
     missing = [e for e in expected if not any(line.startswith(e) for line in found)]
     if missing or len(found) != len(expected):
         sys.exit(f"self-test failed: missing {missing}, found {found}")

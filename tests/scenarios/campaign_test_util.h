@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scenarios/campaign_engine.h"
+#include "scenarios/studies/campaign/campaign_engine.h"
 
 namespace megasim::scenarios::testing {
 

@@ -15,8 +15,8 @@
 #include "models/layer_ops.h"
 #include "models/plan.h"
 #include "models/workload.h"
-#include "scenarios/cpu_calibration.h"
-#include "scenarios/scenario.h"
+#include "scenarios/config/scenario.h"
+#include "scenarios/studies/calibrate/cpu_calibration.h"
 
 namespace megasim::scenarios::testing {
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "scenarios/loader.h"
-#include "scenarios/straggler_report.h"
+#include "scenarios/config/loader.h"
+#include "scenarios/report/straggler_report.h"
 
 namespace megasim::scenarios::testing {
 

@@ -1,7 +1,8 @@
-// Hostile input files (scenarios/input_file.h): a folder, a device, a FIFO, a link to one, or a file
-// above the bound where a scenario, a calibration file or a trace is read. Each was accepted before:
-// a folder or /dev/stdin read as an empty file and ran the built-in defaults, /dev/zero grew without
-// bound, a FIFO blocked the open forever, a 70 MB file of comments was parsed whole.
+// Hostile input files (scenarios/config/input_file.h): a folder, a device, a FIFO, a link to one,
+// or a file above the bound where a scenario, a calibration file or a trace is read. Each was
+// accepted before: a folder or /dev/stdin read as an empty file and ran the built-in defaults,
+// /dev/zero grew without bound, a FIFO blocked the open forever, a 70 MB file of comments was
+// parsed whole.
 #include <string>
 
 #include "hostile_case.h"

@@ -1,5 +1,6 @@
-// Bad input to `megasim calibrate --measured` (scenarios/measured_rows.h, measured_calibration_study.h):
-// each refused with exit code 2, a message naming the file, line or option, and nothing written.
+// Bad input to `megasim calibrate --measured` (scenarios/studies/calibrate/measured_rows.h,
+// measured_calibration_study.h): each refused with exit code 2, a message naming the file, line or
+// option, and nothing written.
 #include <string>
 
 #include "hostile_case.h"

@@ -1,8 +1,8 @@
-// Hostile output paths (scenarios/output_files.h): empty paths, FIFOs, folders and links where a file
-// goes, a file-size limit hit mid-write, two outputs into one file, and a standard output that
-// cannot take the report. Each was accepted before: a FIFO or link was replaced by a regular file,
-// an empty path silently wrote nothing, a write past `ulimit -f` killed megasim (SIGXFSZ) with
-// report.json written and trace.json half-written, a full stdout exited 0.
+// Hostile output paths (scenarios/config/output_files.h): empty paths, FIFOs, folders and links
+// where a file goes, a file-size limit hit mid-write, two outputs into one file, and a standard
+// output that cannot take the report. Each was accepted before: a FIFO or link was replaced by a
+// regular file, an empty path silently wrote nothing, a write past `ulimit -f` killed megasim
+// (SIGXFSZ) with report.json written and trace.json half-written, a full stdout exited 0.
 #include <string>
 
 #include "hostile_case.h"

@@ -1,0 +1,25 @@
+// JSON pieces shared by the reports (`megasim plan`, `megasim run`), so a plan or a memory estimate
+// has the same keys wherever it appears.
+#pragma once
+
+#include "models/memory.h"
+#include "models/plan.h"
+#include "scenarios/config/json_writer.h"
+
+namespace megasim::scenarios {
+
+struct RankBreakdown;  // iteration_report.h
+
+// {"tp","pp","dp","vpp","micro_batch_size","num_microbatches","global_batch_size","layers_per_stage",
+//  "world_size"}
+void write_plan_json(JsonWriter& w, const models::ResolvedPlan& plan);
+// {"parameters_bytes","gradients_bytes","optimizer_bytes","activations_bytes","total_bytes"}. Memory
+// is in bytes in JSON and CSV, in decimal GB (1e9 bytes, as HBM capacities: gpus.csv) in text.
+void write_memory_json(JsonWriter& w, const models::MemoryBreakdown& memory);
+// {"peak_stage", "peak": {...}, "stages": [{...}, ...]} plus any extra fields the caller adds after.
+void write_memory_estimate_fields(JsonWriter& w, const models::MemoryEstimate& estimate);
+
+// {"compute_s","tp_exposed_s","pp_exposed_s","dp_exposed_s","bubble_s","waiting_s","total_s"}
+void write_breakdown_json(JsonWriter& w, const RankBreakdown& breakdown);
+
+}  // namespace megasim::scenarios
