@@ -140,7 +140,7 @@ std::vector<LinkUse> Fabric::flow_usage(FlowId id) const {
 }
 
 double Fabric::link_capacity_bytes_per_s(topo::LinkId link) const {
-  return impl_->links[link.index()].capacity();
+  return impl_->links.capacity(link);
 }
 
 double Fabric::link_load_bytes_per_s(topo::LinkId link) const {
@@ -153,7 +153,7 @@ double Fabric::link_load_bytes_per_s(topo::LinkId link) const {
 }
 
 double Fabric::link_bytes_carried(topo::LinkId link) const {
-  double carried = impl_->links[link.index()].carried;
+  double carried = impl_->links.state(link).carried;
   for (const std::unique_ptr<CachedRoute>& r : impl_->route_store) {  // pending credits of cached routes
     const auto u = std::ranges::lower_bound(r->usages, link, {}, &Usage::link);
     if (u != r->usages.end() && u->link == link) carried += u->weight * r->pending_lane_bytes;

@@ -68,11 +68,12 @@ FlowId Fabric::Impl::start_flow(const FlowSpec& spec) {
     const std::span<const topo::LinkId> route_links = links_of(g);
     MEGASIM_ASSERT(!route_links.empty(), "a flow crosses no link");
     if (g.shared.empty() && g.pairs.empty()) {
-      mark_dirty(route_links.front());
+      links.mark_dirty(route_links.front());
     } else {
       for (const topo::LinkId l : route_links) {
         const LinkOccupant& occupant = occupants[l.index()];
-        if (occupant.slot == LinkOccupant::kListed && list_class[occupant.usage] == ListClass::kBinding) mark_dirty(l);
+        if (occupant.slot == LinkOccupant::kListed && list_class[occupant.usage] == ListClass::kBinding)
+          links.mark_dirty(l);
       }
     }
     request_recompute();
@@ -98,7 +99,7 @@ void Fabric::Impl::credit_carried(FlowState& f) {
   if (f.route != nullptr) {
     f.route->pending_lane_bytes += delta;
   } else {
-    for (const Usage& u : f.usages) links[u.link.index()].carried += u.weight * delta;
+    for (const Usage& u : f.usages) links.credit(u.link, u.weight * delta);
   }
   f.done_at_route_change = done;
 }
@@ -164,7 +165,7 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
   const std::size_t n = route_links.size();
   for (std::size_t i = 0; i < n; ++i) {
     const topo::LinkId l = route_links[i];
-    if (mark_links_dirty) mark_dirty(l);
+    if (mark_links_dirty) links.mark_dirty(l);
     LinkOccupant& occupant = occupants[l.index()];
     if (occupant.slot == kNoSlot) {  // alone: its usage stays clean
       occupant = {slot, static_cast<std::uint32_t>(i)};
@@ -191,7 +192,7 @@ void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
     if (list_class[index] == ListClass::kBinding) {
       f.private_caps.remove(u.cap);
       on_link_joined(slot, static_cast<std::uint32_t>(i));
-    } else if (list_can_bind({list.data(), list.size()}, link_capacity[u.link.index()])) {
+    } else if (list_can_bind({list.data(), list.size()}, links.capacity(u.link))) {
       classify_binding(index);
     }
   }
@@ -228,7 +229,7 @@ void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
       flows[moved.slot].usages[moved.usage].position = u.position;
     }
     // A slack link constrains none of its flows, before or after: only a binding one changed.
-    if (mark_links_dirty && list_class[index] == ListClass::kBinding) mark_dirty(u.link);
+    if (mark_links_dirty && list_class[index] == ListClass::kBinding) links.mark_dirty(u.link);
     if (list_class[index] == ListClass::kBinding) on_link_left(index, u.link);
     if (list.size() == 1) {  // its last flow is alone again: the list goes back to the pool
       free_flow_lists.push_back(index);

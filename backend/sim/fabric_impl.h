@@ -26,6 +26,7 @@
 
 #include "backend/sim/fabric.h"
 #include "backend/sim/fabric_link_lists.h"
+#include "backend/sim/fabric_link_table.h"
 #include "backend/sim/max_min.h"
 #include "backend/sim/route_index.h"
 
@@ -264,7 +265,6 @@ struct Fabric::Impl {
   [[nodiscard]] bool uses_removed_link(const topo::Path& p) const;
 
   // fabric_rates.cc
-  void mark_dirty(topo::LinkId l);
   void request_recompute();
   void recompute();
   void collect_component();
@@ -328,14 +328,8 @@ struct Fabric::Impl {
   topo::EcmpMembership members;
   topo::EcmpMembership all_links;  // never changes: routes of last resort over dead links
 
-  std::vector<LinkState> links;
-  std::vector<LinkMark> link_mark;  // by link, see LinkMark
-  // By link: LinkState::capacity(), kept equal by after_capacity_change; 8 bytes a link instead of
-  // LinkState's 40, because the solves and shortcuts read the capacity of every shared link they visit.
-  std::vector<double> link_capacity;
-  // By link: whether it is in dirty_links (one byte a link: every start that shares marks its shared
-  // links, and the 40-byte LinkState of a link seldom stays in cache).
-  std::vector<std::uint8_t> link_dirty;
+  LinkTable links;
+  std::vector<LinkMark> link_mark;             // by link, see LinkMark
   std::vector<LinkOccupant> occupants;         // by link: its lone flow, or its list
   std::vector<LinkFlowList> flow_lists;        // the lists of the links two or more flows share
   std::vector<SharedTotals> shared_totals;     // by list: valid while its link is shared
@@ -349,7 +343,6 @@ struct Fabric::Impl {
   std::uint64_t completed = 0;           // flows completed
   std::vector<FlowId> stuck_flows;
 
-  std::vector<topo::LinkId> dirty_links;
   bool recompute_pending = false;
   sim::EventHandle recompute_event;
   std::uint64_t recomputations = 0;

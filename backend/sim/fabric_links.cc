@@ -16,19 +16,10 @@ Fabric::Impl::Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p)
       hasher(p.ecmp),
       members(t.num_links()),
       all_links(t.num_links()),
-      links(t.num_links()),
+      links(t, p),
       link_mark(t.num_links()),
-      link_capacity(t.num_links()),
-      link_dirty(t.num_links(), 0),
       occupants(t.num_links()) {
   validate(params);
-  // Effective capacity: nominal Gb/s as bytes/s times the achievable fraction for its kind.
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    const topo::Link& l = topo.link(topo::LinkId(static_cast<std::int32_t>(i)));
-    const double efficiency = l.kind == topo::LinkKind::kNvLink ? params.nvlink_efficiency : params.network_efficiency;
-    links[i].nominal_bytes_per_s = l.capacity_gbps * 1e9 / 8 * efficiency;
-    link_capacity[i] = links[i].capacity();
-  }
 }
 
 Fabric::Impl::~Impl() {
@@ -44,13 +35,12 @@ Fabric::Impl::~Impl() {
 // detection delay, if this down interval is still going on, the link leaves its ECMP groups and the
 // flows crossing it are re-routed.
 void Fabric::Impl::set_link_down(topo::LinkId l) {
-  LinkState& s = links[l.index()];
-  if (!s.up) return;
+  if (!links.state(l).up) return;
   before_capacity_change(l);
-  s.up = false;
+  links.set_up(l, false);
   after_capacity_change(l);
-  const std::uint32_t interval = ++s.down_epoch;
-  mark_dirty(l);
+  const std::uint32_t interval = links.begin_down_interval(l);
+  links.mark_dirty(l);
   request_recompute();
   track_link_event(
       sim.schedule_after(params.failure_detection_ns, [this, l, interval] { on_failure_detected(l, interval); }));
@@ -60,10 +50,9 @@ void Fabric::Impl::set_link_down(topo::LinkId l) {
 // set_link_down scheduled is made stale (a new epoch), so it does not run a second time.
 void Fabric::Impl::set_link_failed(topo::LinkId l) {
   set_link_down(l);
-  LinkState& s = links[l.index()];
-  if (s.up) return;
-  on_failure_detected(l, s.down_epoch);
-  ++s.down_epoch;
+  if (links.state(l).up) return;
+  on_failure_detected(l, links.state(l).down_epoch);
+  links.begin_down_interval(l);
 }
 
 // Keeps the handles of pending link events for the destructor, dropping the ones that already ran
@@ -77,7 +66,7 @@ void Fabric::Impl::track_link_event(sim::EventHandle h) {
 }
 
 void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
-  const LinkState& s = links[l.index()];
+  const LinkState& s = links.state(l);
   if (s.up || s.down_epoch != interval) return;
   members.remove(l);
   clear_route_cache();
@@ -96,13 +85,12 @@ void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
 // Capacity and ECMP membership come back now. Flows keep their paths (they resume if they were
 // waiting on this link); flows stuck for want of any live path try again.
 void Fabric::Impl::set_link_up(topo::LinkId l) {
-  LinkState& s = links[l.index()];
-  if (s.up) return;
+  if (links.state(l).up) return;
   before_capacity_change(l);
-  s.up = true;
+  links.set_up(l, true);
   after_capacity_change(l);  // also drops the cached routes, which the restored membership changes
   members.restore(l);
-  mark_dirty(l);
+  links.mark_dirty(l);
   request_recompute();
   retry_stuck_flows();
 }
@@ -123,9 +111,9 @@ void Fabric::Impl::set_speed_factor(topo::LinkId l, double factor) {
     throw sim::ConfigError("fabric.link_speed_factor", fmt::format("{}", factor), "a fraction in (0, 1]");
   }
   before_capacity_change(l);
-  links[l.index()].speed_factor = factor;
+  links.set_speed_factor(l, factor);
   after_capacity_change(l);
-  mark_dirty(l);
+  links.mark_dirty(l);
   request_recompute();
 }
 

@@ -46,7 +46,7 @@ constexpr int kMaxRounds = 64;
 bool Fabric::Impl::region_add_link(topo::LinkId l) {
   LinkMark& m = link_mark[l.index()];
   if (m.epoch == epoch) return true;
-  const double capacity = link_capacity[l.index()];
+  const double capacity = links.capacity(l);
   if (capacity <= 0) return false;
   m = {epoch, region_append(l, -1, capacity)};
   return true;
@@ -273,8 +273,8 @@ bool Fabric::Impl::recompute_region() {
   // into it. The other flows of a changed link stay outside, and join R only if a new rate of R
   // takes their bottleneck (a ring crossing a changed switch link seldom loses it).
   region.joining.clear();
-  for (const topo::LinkId l : dirty_links) {
-    const double capacity = link_capacity[l.index()];
+  for (const topo::LinkId l : links.dirty()) {
+    const double capacity = links.capacity(l);
     if (capacity <= 0) return false;
     double load = 0;
     double fastest = 0;
@@ -346,8 +346,7 @@ bool Fabric::Impl::recompute_region() {
       for (const LinkFlowEntry& e : list) check_outside(e.slot);
     }
     if (region.joining.empty()) {
-      for (const topo::LinkId l : dirty_links) link_dirty[l.index()] = 0;
-      dirty_links.clear();
+      links.clear_dirty();
       return true;
     }
     for (const std::uint32_t slot : region.joining) {

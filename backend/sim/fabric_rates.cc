@@ -10,13 +10,6 @@
 
 namespace megasim::backend {
 
-void Fabric::Impl::mark_dirty(topo::LinkId l) {
-  std::uint8_t& dirty = link_dirty[l.index()];
-  if (dirty != 0) return;
-  dirty = 1;
-  dirty_links.push_back(l);
-}
-
 // One recomputation per instant: it is queued behind the events already scheduled for now, so
 // every flow start, completion and link change of this instant is solved together.
 void Fabric::Impl::request_recompute() {
@@ -36,14 +29,11 @@ void Fabric::Impl::collect_component() {
     LinkMark& m = link_mark[l.index()];
     if (m.epoch == epoch) return;
     m.epoch = epoch;
-    m.local = problem.add_link(link_capacity[l.index()]);
+    m.local = problem.add_link(links.capacity(l));
     bfs_stack.push_back(l);
   };
-  for (const topo::LinkId l : dirty_links) {
-    link_dirty[l.index()] = 0;
-    visit_link(l);
-  }
-  dirty_links.clear();
+  for (const topo::LinkId l : links.dirty()) visit_link(l);
+  links.clear_dirty();
   while (!bfs_stack.empty()) {
     const topo::LinkId l = bfs_stack.back();
     bfs_stack.pop_back();
@@ -151,7 +141,7 @@ std::string Fabric::Impl::check_rates() const {
     if (!f.active) continue;
     for (const Usage& u : f.usages) {
       std::int64_t& index = local[u.link.index()];
-      if (index < 0) index = all.add_link(links[u.link.index()].capacity());
+      if (index < 0) index = all.add_link(links.state(u.link).capacity());
       all.add_usage(static_cast<std::uint32_t>(index), u.weight);
     }
     all.end_flow();

@@ -24,7 +24,7 @@ bool Fabric::Impl::is_bottleneck_of(topo::LinkId l, std::uint32_t slot, std::uin
     if (e.rate > limit || e.slot == leaving) return false;
     load += e.weight * e.rate;
   }
-  return load >= link_capacity[l.index()] * (1 - kRateTolerance);
+  return load >= links.capacity(l) * (1 - kRateTolerance);
 }
 
 // The pair group's links bind `slot` (one of its two flows): they are saturated, r_a + r_b at the
@@ -113,7 +113,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
     }
   }
   for (const SharedUsage& u : f.shared) {
-    const double capacity = link_capacity[u.link.index()];
+    const double capacity = links.capacity(u.link);
     double load = 0;
     for (const LinkFlowEntry& e : flows_on(u.link)) {
       if (e.slot == slot) continue;

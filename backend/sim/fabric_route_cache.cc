@@ -23,7 +23,7 @@ void Fabric::Impl::own_route(FlowState& f) {
 
 void Fabric::Impl::clear_route_cache() {
   for (const std::unique_ptr<CachedRoute>& r : route_store) {
-    for (const Usage& u : r->usages) links[u.link.index()].carried += u.weight * r->pending_lane_bytes;
+    for (const Usage& u : r->usages) links.credit(u.link, u.weight * r->pending_lane_bytes);
   }
   for (FlowState& f : flows) {
     if (f.active) {

@@ -56,7 +56,7 @@ void PrivateCaps::clear() {
 }
 
 double Fabric::Impl::usage_cap(const Usage& u) const {
-  return link_capacity[u.link.index()] / u.weight;
+  return links.capacity(u.link) / u.weight;
 }
 
 void Fabric::Impl::add_shared(std::uint32_t slot, std::uint32_t usage) {
@@ -180,7 +180,7 @@ void Fabric::Impl::on_link_left(std::uint32_t index, topo::LinkId l) {
     if (u.shared_index >= 0) mark_private(list.front().slot, list.front().usage);
     return;  // the list goes back to the pool; its class is set when it is taken again
   }
-  if (!list_can_bind({list.data(), list.size()}, link_capacity[l.index()])) {
+  if (!list_can_bind({list.data(), list.size()}, links.capacity(l))) {
     classify_slack(index);
     return;
   }
@@ -226,8 +226,8 @@ void Fabric::Impl::classify_slack(std::uint32_t index) {
 
 // Around a capacity change of link l: every usage's cap on it moves with the capacity, and with it
 // the rate bounds of its flows and so whether their other links can bind them; cached routes carry
-// caps, so they are dropped; link_capacity keeps its copy. Before the change the link is made
-// private to each of its flows (slack), and after it its class is decided afresh.
+// caps, so they are dropped. Before the change the link is made private to each of its flows
+// (slack), and after it its class is decided afresh.
 void Fabric::Impl::before_capacity_change(topo::LinkId l) {
   const LinkOccupant& occupant = occupants[l.index()];
   if (occupant.slot == LinkOccupant::kListed && list_class[occupant.usage] == ListClass::kBinding)
@@ -236,7 +236,6 @@ void Fabric::Impl::before_capacity_change(topo::LinkId l) {
 }
 
 void Fabric::Impl::after_capacity_change(topo::LinkId l) {
-  link_capacity[l.index()] = links[l.index()].capacity();
   clear_route_cache();
   std::vector<std::uint32_t> slots;
   for (const LinkFlowEntry& e : flows_on(l)) {
@@ -249,7 +248,7 @@ void Fabric::Impl::after_capacity_change(topo::LinkId l) {
   const LinkOccupant& occupant = occupants[l.index()];
   if (occupant.slot == LinkOccupant::kListed) {
     const LinkFlowList& list = flow_lists[occupant.usage];
-    if (list_can_bind({list.data(), list.size()}, link_capacity[l.index()])) classify_binding(occupant.usage);
+    if (list_can_bind({list.data(), list.size()}, links.capacity(l))) classify_binding(occupant.usage);
   }
 }
 
@@ -265,7 +264,7 @@ void Fabric::Impl::refresh_rate_bound(std::uint32_t slot, topo::LinkId skip) {
     LinkFlowList& list = flow_lists[occupant.usage];
     list[u.position].bound_load = u.weight * bound;
     if (u.link == skip) continue;
-    const bool binds = list_can_bind({list.data(), list.size()}, link_capacity[u.link.index()]);
+    const bool binds = list_can_bind({list.data(), list.size()}, links.capacity(u.link));
     if (binds != (list_class[occupant.usage] == ListClass::kBinding)) {
       binds ? classify_binding(occupant.usage) : classify_slack(occupant.usage);
     }

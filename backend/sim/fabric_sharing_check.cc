@@ -30,9 +30,7 @@ bool same_caps(const PrivateCaps& x, const PrivateCaps& y) {
 // Recounts every active flow's shared list, pair groups and private caps from the link lists (tests,
 // through Fabric::check_rates).
 std::string Fabric::Impl::check_sharing() const {
-  for (std::size_t l = 0; l < links.size(); ++l) {
-    if (link_capacity[l] != links[l].capacity()) return fmt::format("link {}: stale capacity copy", l);
-  }
+  if (std::string broken = links.check(); !broken.empty()) return broken;
   std::unordered_map<std::int32_t, PrivateCaps> expected_pair_caps;
   std::unordered_map<const CachedRoute*, std::uint32_t> borrowers;
   for (std::uint32_t slot = 0; slot < flows.size(); ++slot) {
@@ -59,7 +57,7 @@ std::string Fabric::Impl::check_sharing() const {
       const LinkFlowsView list = flows_on(u.link);
       if (u.cap != usage_cap(u)) return fmt::format("flow {}: stale cap on link {}", f.id.value, u.link.value);
       const bool on_list = list.size() > 1;
-      const bool binds = on_list && list_can_bind({list.begin(), list.size()}, link_capacity[u.link.index()]);
+      const bool binds = on_list && list_can_bind({list.begin(), list.size()}, links.capacity(u.link));
       if (on_list && binds != (list_class[occupants[u.link.index()].usage] == ListClass::kBinding))
         return fmt::format("link {}: stale binding class", u.link.value);
       const bool alone = !binds;  // crossed as if alone: one flow, or flows that cannot fill it
@@ -122,7 +120,8 @@ std::string Fabric::Impl::check_sharing() const {
       if (e.rate <= 0) ++unsolved;
     }
     if (kept.flows != list.size() || kept.unsolved != unsolved || kept.fastest < fastest ||
-        std::abs(kept.load - load) > 1e-12 * std::max(load, links[l].nominal_bytes_per_s))
+        std::abs(kept.load - load) >
+            1e-12 * std::max(load, links.state(topo::LinkId(static_cast<std::int32_t>(l))).nominal_bytes_per_s))
       return fmt::format("link {}: totals out of step (load {} kept {})", l, load, kept.load);
   }
   for (std::size_t id = 0; id < pair_groups.size(); ++id) {
