@@ -7,20 +7,9 @@
 
 namespace megasim::backend {
 
-std::uint32_t Fabric::Impl::allocate_slot() {
-  if (!free_slots.empty()) {
-    const std::uint32_t slot = free_slots.back();
-    free_slots.pop_back();
-    return slot;
-  }
-  flows.emplace_back();
-  flow_epoch.push_back(0);
-  return static_cast<std::uint32_t>(flows.size() - 1);
-}
-
 FlowId Fabric::Impl::start_flow(const FlowSpec& spec) {
   const RouteHint* hint = spec.route_hint;
-  if (hint != nullptr && hint->route != nullptr && hint->generation == route_generation) {
+  if (route_cache.current(hint)) {
     // The cached route's record loads while the lanes are checked (a pipeline transfer's route is
     // seldom still in cache when its next transfer starts).
     const auto* route = reinterpret_cast<const char*>(hint->route);
@@ -34,12 +23,9 @@ FlowId Fabric::Impl::start_flow(const FlowSpec& spec) {
         lane.src.valid() && lane.dst.valid() && lane.src.value < topo.num_gpus() && lane.dst.value < topo.num_gpus(),
         "flow lane names an unknown GPU");
   }
-  MEGASIM_ASSERT(slot_of_id.size() < static_cast<std::size_t>(INT32_MAX), "too many flows");
-  const std::uint32_t slot = allocate_slot();
+  const std::uint32_t slot = flows.allocate();
+  flows.activate(slot);
   FlowState& f = flows[slot];
-  f.id = FlowId(static_cast<std::int32_t>(slot_of_id.size()));
-  slot_of_id.push_back(static_cast<std::int32_t>(slot));
-  f.active = true;
   f.add_path_latency = spec.add_path_latency;
   f.stuck = false;
   f.stall_reported = false;
@@ -291,9 +277,7 @@ void Fabric::Impl::complete(std::uint32_t slot) {
   std::function<void(FlowId, sim::SimTime)> sent = std::move(f.on_sent);
   f.on_complete = nullptr;
   f.on_sent = nullptr;
-  f.active = false;
-  slot_of_id[id.index()] = -1;
-  free_slots.push_back(slot);
+  flows.release(slot);
   // Observers see the allocation after every change, whether re-solved or kept.
   if (rates_unchanged && recompute_observer) recompute_observer();
   // Last: the callbacks may start flows, which can reallocate `flows`.
@@ -304,12 +288,6 @@ void Fabric::Impl::complete(std::uint32_t slot) {
   } else {
     callback(id);
   }
-}
-
-const FlowState* Fabric::Impl::find(FlowId id) const {
-  MEGASIM_ASSERT(id.valid() && id.index() < slot_of_id.size(), "unknown flow id");
-  const std::int32_t slot = slot_of_id[id.index()];
-  return slot < 0 ? nullptr : &flows[static_cast<std::size_t>(slot)];
 }
 
 }  // namespace megasim::backend

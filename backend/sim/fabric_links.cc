@@ -25,7 +25,7 @@ Fabric::Impl::Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p)
 Fabric::Impl::~Impl() {
   sim.cancel(recompute_event);
   for (const sim::EventHandle h : link_events) sim.cancel(h);
-  for (const FlowState& f : flows) {
+  for (const FlowState& f : flows.all()) {
     sim.cancel(f.completion);
     sim.cancel(f.stall_check);
   }
@@ -75,7 +75,7 @@ void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
   for (const LinkFlowEntry& e : flows_on(l)) affected.push_back(flows[e.slot].id);
   std::sort(affected.begin(), affected.end());
   for (const FlowId id : affected) {
-    const auto slot = static_cast<std::uint32_t>(slot_of_id[id.index()]);
+    const auto slot = static_cast<std::uint32_t>(flows.slot_of(id));
     const bool was_stuck = flows[slot].stuck;
     reroute(slot);
     if (flows[slot].stuck && !was_stuck) stuck_flows.push_back(id);
@@ -99,10 +99,10 @@ void Fabric::Impl::retry_stuck_flows() {
   std::vector<FlowId> retry;
   retry.swap(stuck_flows);
   for (const FlowId id : retry) {
-    const std::int32_t slot = slot_of_id[id.index()];
+    const std::int32_t slot = flows.slot_of(id);
     if (slot < 0) continue;
     reroute(static_cast<std::uint32_t>(slot));
-    if (flows[static_cast<std::size_t>(slot)].stuck) stuck_flows.push_back(id);
+    if (flows[static_cast<std::uint32_t>(slot)].stuck) stuck_flows.push_back(id);
   }
 }
 

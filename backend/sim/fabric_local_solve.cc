@@ -74,10 +74,10 @@ std::uint32_t Fabric::Impl::region_append(topo::LinkId l, std::int32_t pair, dou
 // Adds a flow to R with its shared links and pair groups; false for a flow the region solve does not
 // handle.
 bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
-  if (flow_epoch[slot] == epoch) return true;
+  if (flows.epoch(slot) == epoch) return true;
   const FlowState& f = flows[slot];
   if (f.stuck || f.rate == 0 || f.private_caps.min() <= 0) return false;  // stalled: full solve
-  flow_epoch[slot] = epoch;
+  flows.epoch(slot) = epoch;
   component_flows.push_back(slot);
   for (const SharedUsage& k : f.shared) {
     if (!region_add_link(k.link)) return false;
@@ -120,7 +120,7 @@ bool Fabric::Impl::build_region_problem() {
         continue;
       }
       const PairGroup& g = pair_groups[static_cast<std::size_t>(r.pair)];
-      const double outside_rate = flows[flow_epoch[g.a] == epoch ? g.b : g.a].rate;
+      const double outside_rate = flows[flows.epoch(g.a) == epoch ? g.b : g.a].rate;
       if (outside_rate <= 0) return false;  // unsolved or stalled neighbour: full solve
       r.outside_load = r.outside_max = outside_rate;
       add_link(r, std::max(0.0, r.capacity - outside_rate));
@@ -164,7 +164,7 @@ double Fabric::Impl::outside_fastest(std::uint32_t local, double limit) {
   if (r.outside_max_exact || r.outside_max <= limit) return r.outside_max;
   double fastest = 0;
   for (const LinkFlowEntry& e : flows_on(r.link)) {
-    if (flow_epoch[e.slot] != epoch) fastest = std::max(fastest, e.rate);
+    if (flows.epoch(e.slot) != epoch) fastest = std::max(fastest, e.rate);
   }
   r.outside_max = fastest;
   r.outside_max_exact = true;
@@ -218,7 +218,7 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
     }
     if (outside <= limit) continue;
     for (const LinkFlowEntry& e : flows_on(k.link)) {
-      if (flow_epoch[e.slot] != epoch && e.rate > limit) {
+      if (flows.epoch(e.slot) != epoch && e.rate > limit) {
         region.joining.push_back(e.slot);
         queued = true;
       }
@@ -311,11 +311,11 @@ bool Fabric::Impl::recompute_region() {
       if (!check_region_flow(i)) return false;
     }
     if (++region.check_stamp == 0) {  // wrapped: clear the stamps so none matches by accident
-      for (FlowState& f : flows) f.check_stamp = 0;
+      for (FlowState& f : flows.all()) f.check_stamp = 0;
       region.check_stamp = 1;
     }
     const auto check_outside = [&](std::uint32_t slot) {
-      if (flow_epoch[slot] == epoch) return;
+      if (flows.epoch(slot) == epoch) return;
       FlowState& g = flows[slot];
       if (g.check_stamp == region.check_stamp) return;
       g.check_stamp = region.check_stamp;

@@ -38,8 +38,8 @@ void Fabric::Impl::collect_component() {
     const topo::LinkId l = bfs_stack.back();
     bfs_stack.pop_back();
     for (const LinkFlowEntry& e : flows_on(l)) {
-      if (flow_epoch[e.slot] == epoch) continue;
-      flow_epoch[e.slot] = epoch;
+      if (flows.epoch(e.slot) == epoch) continue;
+      flows.epoch(e.slot) = epoch;
       component_flows.push_back(e.slot);
       for (const Usage& u : flows[e.slot].usages) visit_link(u.link);
     }
@@ -54,7 +54,7 @@ void Fabric::Impl::next_epoch() {
   if (++epoch == 0) {  // wrapped: clear the stamps so none matches the new epoch by accident
     for (LinkMark& m : link_mark) m.epoch = 0;
     for (LinkMark& m : pair_mark) m.epoch = 0;
-    std::fill(flow_epoch.begin(), flow_epoch.end(), 0);
+    flows.clear_epochs();
     epoch = 1;
   }
 }
@@ -137,7 +137,7 @@ std::string Fabric::Impl::check_rates() const {
   MaxMinProblem all;
   std::vector<std::int64_t> local(links.size(), -1);
   std::vector<double> current;
-  for (const FlowState& f : flows) {
+  for (const FlowState& f : flows.all()) {
     if (!f.active) continue;
     for (const Usage& u : f.usages) {
       std::int64_t& index = local[u.link.index()];

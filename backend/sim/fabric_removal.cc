@@ -61,7 +61,7 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
     std::fill(removal_flow_mark.begin(), removal_flow_mark.end(), 0);
     removal_epoch = 1;
   }
-  removal_flow_mark.resize(flows.size(), 0);
+  removal_flow_mark.resize(flows.slots(), 0);
   removal_flow_mark[slot] = removal_epoch;
   // The lists of its shared links, then its neighbours' records, load together (each a miss at scale).
   for (const SharedUsage& k : f.shared) {
