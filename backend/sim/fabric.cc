@@ -145,7 +145,7 @@ double Fabric::link_capacity_bytes_per_s(topo::LinkId link) const {
 
 double Fabric::link_load_bytes_per_s(topo::LinkId link) const {
   double load = 0;
-  for (const LinkFlowEntry& e : impl_->flows_on(link)) {
+  for (const LinkFlowEntry& e : impl_->sharing.flows_on(link)) {
     const FlowState& f = impl_->flows[e.slot];
     load += f.usages[e.usage].weight * std::max(0.0, f.rate);
   }
@@ -154,7 +154,7 @@ double Fabric::link_load_bytes_per_s(topo::LinkId link) const {
 
 double Fabric::link_bytes_carried(topo::LinkId link) const {
   double carried = impl_->route_cache.with_pending_bytes(link, impl_->links.state(link).carried);
-  for (const LinkFlowEntry& e : impl_->flows_on(link)) {
+  for (const LinkFlowEntry& e : impl_->sharing.flows_on(link)) {
     const FlowState& f = impl_->flows[e.slot];
     const double done = f.bytes_per_lane - impl_->remaining_now(f) - f.done_at_route_change;
     carried += f.usages[e.usage].weight * done;

@@ -1,15 +1,20 @@
-// Private state of the Fabric, shared by its implementation files:
+// The Fabric's coordinator: it owns one of each part and runs the changes that span them.
+// The parts, each with private state and the one invariant its check() verifies:
+//   LinkTable     fabric_link_table.h   link capacities, failures, degradation, dirty marks
+//   FlowTable     fabric_flow_table.h   flow records by slot, slot reuse, id -> slot
+//   RouteCache    fabric_route_cache.h  cached routes by first lane, their pending bytes
+//   SharingIndex  fabric_sharing_index.h  who shares which link: lists, totals, pair groups, and
+//                 each flow's classification of its links (fabric_sharing.cc explains it)
+// The coordinator's own files:
 //   fabric.cc          public API, parameters
-//   fabric_flows.cc    flow start and completion, progress accounting, link <-> flow lists
-//   fabric_flow_routes.cc  a flow's route from the route cache (fabric_route_cache.h) or routed
+//   fabric_flows.cc    flow start and completion, progress accounting
+//   fabric_flow_routes.cc  a flow's route from the route cache or routed, owned, released
 //   fabric_routing.cc  QP numbering and the routes of lanes (ECMP, spray, adaptive), re-routing
 //   fabric_rates.cc    batched max-min recomputation, completion and stall-timeout scheduling
-//   fabric_local_solve.cc  the exact re-solve of the region around a change
-//   fabric_sharing.cc  which links each flow shares, with one other flow (pair groups) or more,
-//                      and the caps of those it crosses alone; fabric_sharing_check.cc recounts them
+//   fabric_local_solve.cc  the exact re-solve of the region around a change (its scratch below)
 //   fabric_removal.cc  exact shortcuts: completions and starts that leave the other rates as they are
-//   fabric_links.cc    link capacity, failures, recovery and degradation
-// The per-link records (occupants, flow lists, pair groups, private caps) are in fabric_link_lists.h.
+//   fabric_links.cc    link failures, recovery and degradation, in the order the parts need them
+//   fabric_check.cc    every part's check(), and the flows' use of their routes' usage arrays
 #pragma once
 
 #include <cstdint>
@@ -30,13 +35,10 @@
 #include "backend/sim/fabric_link_table.h"
 #include "backend/sim/fabric_route.h"
 #include "backend/sim/fabric_route_cache.h"
+#include "backend/sim/fabric_sharing_index.h"
 #include "backend/sim/max_min.h"
 
 namespace megasim::backend {
-
-// Relative tolerance of the exact shortcuts' saturation and rate comparisons (fabric_removal.cc,
-// fabric_local_solve.cc), far above the solver's rounding and far below any physical difference.
-inline constexpr double kRateTolerance = 1e-9;
 
 // One link of a region solve (fabric_local_solve.cc): a shared link, or a pair group standing for
 // its links. Everything a round reads and writes about the link, in one record.
@@ -95,22 +97,12 @@ struct Fabric::Impl {
   bool removal_keeps_rates(std::uint32_t slot);
   // Whether a new flow fits in spare capacity without changing any other rate; sets admitted_rate.
   bool admit_without_resolve(std::uint32_t slot);
-  [[nodiscard]] bool is_bottleneck_of(topo::LinkId l, std::uint32_t slot, std::uint32_t leaving = kNoSlot) const;
-  [[nodiscard]] bool is_pair_bottleneck_of(std::int32_t pair, std::uint32_t slot) const;
   bool has_bottleneck_without(std::uint32_t slot, std::uint32_t leaving);
-  // Whether the flow in `slot` has a bottleneck: it runs at the cap of a link it crosses alone, or
-  // pair_binds(group id) holds for one of its pair groups, or link_binds(link) for one of its shared
-  // links. The hint is tried first (a link hint only while the link is still shared: a paired link's
-  // list holds its partner's old rate), and the constraint found becomes the next hint.
-  template <typename PairBinds, typename LinkBinds>
-  bool find_bottleneck(std::uint32_t slot, PairBinds pair_binds, LinkBinds link_binds);
   void settle(FlowState& f);
   [[nodiscard]] double remaining_now(const FlowState& f) const;
   void credit_carried(FlowState& f);
   void install_usages(std::uint32_t slot, bool mark_links_dirty = true);
   void build_usages(FlowState& f);
-  void enter_usages(std::uint32_t slot, bool mark_links_dirty);
-  void prefetch_link_records(std::span<const topo::LinkId> route_links) const;
   // Credits the cached routes' pending bytes to their links, gives the flows their own copies of
   // their routes and empties the cache.
   void clear_route_cache();
@@ -121,11 +113,6 @@ struct Fabric::Impl {
   // Routes the flow's lanes (from route_cache when it has them) and sets its usages.
   void route_flow(FlowState& f, const std::vector<FlowLane>& lanes, RouteHint* hint);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
-  [[nodiscard]] LinkFlowsView flows_on(topo::LinkId l) const;
-  // The entry of a link's lone flow (precondition: the occupant names one).
-  [[nodiscard]] LinkFlowEntry lone_entry(const LinkOccupant& o) const;
-  // The list of a link two or more flows share (precondition).
-  [[nodiscard]] LinkFlowList& listed_flows(topo::LinkId l) { return flow_lists[occupants[l.index()].usage]; }
   [[nodiscard]] sim::SimTime path_latency(const FlowState& f) const;
 
   // fabric_routing.cc
@@ -145,27 +132,6 @@ struct Fabric::Impl {
   void collect_component();
   // Starts a recomputation epoch: stamps of links and flows from earlier epochs stop matching.
   void next_epoch();
-  // fabric_sharing.cc
-  [[nodiscard]] double usage_cap(const Usage& u) const;
-  // Classifies usages as the flows on their link change (enter_usages, uninstall_usages): private
-  // while the link cannot bind (one flow, or a slack list), else paired or shared.
-  void on_link_joined(std::uint32_t slot, std::uint32_t usage);
-  void on_link_left(std::uint32_t list, topo::LinkId l);
-  // A listed link turns binding (its flows' usages there pair or share) or slack (they turn private).
-  void classify_binding(std::uint32_t list);
-  void classify_slack(std::uint32_t list);
-  // After the caps of a flow's usages changed: its rate_bound, the bounds in its links' lists and
-  // the classes of those lists (other than `skip`'s).
-  void refresh_rate_bound(std::uint32_t slot, topo::LinkId skip);
-  void mark_shared(std::uint32_t slot, std::uint32_t usage);
-  void mark_private(std::uint32_t slot, std::uint32_t usage);
-  void pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y);
-  void unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y);
-  void add_shared(std::uint32_t slot, std::uint32_t usage);
-  void recount_totals(std::uint32_t list);  // shared_totals[list] from the list's entries
-  void remove_shared(std::uint32_t slot, std::uint32_t usage);
-  void before_capacity_change(topo::LinkId l);
-  void after_capacity_change(topo::LinkId l);
   // fabric_local_solve.cc: solves the region around the dirty links into component_flows / rates;
   // false when the whole component must be solved instead.
   bool recompute_region();
@@ -185,7 +151,7 @@ struct Fabric::Impl {
   [[nodiscard]] sim::SimTime completion_time(double remaining, double rate) const;
   void on_stall_check(std::uint32_t slot, FlowId id);
   [[nodiscard]] std::string check_rates() const;
-  [[nodiscard]] std::string check_sharing() const;  // fabric_sharing_check.cc
+  [[nodiscard]] std::string check_state() const;  // fabric_check.cc: every part's check()
 
   // fabric_links.cc
   void set_link_down(topo::LinkId l);
@@ -204,13 +170,9 @@ struct Fabric::Impl {
   topo::EcmpMembership all_links;  // never changes: routes of last resort over dead links
 
   LinkTable links;
-  std::vector<LinkMark> link_mark;             // by link, see LinkMark
-  std::vector<LinkOccupant> occupants;         // by link: its lone flow, or its list
-  std::vector<LinkFlowList> flow_lists;        // the lists of the links two or more flows share
-  std::vector<SharedTotals> shared_totals;     // by list: valid while its link is shared
-  std::vector<ListClass> list_class;           // by list: whether its link binds its flows
-  std::vector<std::uint32_t> free_flow_lists;  // unused lists, the last freed last
+  std::vector<LinkMark> link_mark;  // by link, see LinkMark
   FlowTable flows;
+  SharingIndex sharing;             // over flows and links
   std::vector<FlowRecord> records;  // when params.keep_flow_records
   std::uint64_t completed = 0;      // flows completed
   std::vector<FlowId> stuck_flows;
@@ -242,53 +204,8 @@ struct Fabric::Impl {
   std::vector<Segment> segment_scratch;
   std::vector<Usage> usage_scratch;
   RegionScratch region;
-  // Pair groups by id (ids reused through free_pairs), listed in their flows' `pairs`.
-  std::vector<PairGroup> pair_groups;
-  std::vector<LinkMark> pair_mark;  // by group id: region stamps, as link_mark
-  std::vector<std::uint32_t> free_pairs;
+  std::vector<LinkMark> pair_mark;  // by pair group id: region stamps, as link_mark (grown as ids are)
   RouteCache route_cache;
 };
-
-inline LinkFlowsView Fabric::Impl::flows_on(topo::LinkId l) const {
-  const LinkOccupant& o = occupants[l.index()];
-  if (o.slot == LinkOccupant::kListed) {
-    const LinkFlowList& list = flow_lists[o.usage];
-    return LinkFlowsView(std::span<const LinkFlowEntry>(list.data(), list.size()));
-  }
-  if (o.slot == kNoSlot) return {};
-  return LinkFlowsView(lone_entry(o));
-}
-
-inline LinkFlowEntry Fabric::Impl::lone_entry(const LinkOccupant& o) const {
-  const FlowState& f = flows[o.slot];
-  const double weight = f.usages[o.usage].weight;
-  return {o.slot, o.usage, weight, f.rate, weight * f.rate_bound};
-}
-
-template <typename PairBinds, typename LinkBinds>
-bool Fabric::Impl::find_bottleneck(std::uint32_t slot, PairBinds pair_binds, LinkBinds link_binds) {
-  FlowState& g = flows[slot];
-  if (g.rate >= g.private_caps.min() * (1 - kRateTolerance)) return true;  // at its cap
-  const BottleneckHint hint = g.bottleneck;
-  if (hint.pair >= 0 ? pair_groups[static_cast<std::size_t>(hint.pair)].has(slot) &&
-                           pair_binds(static_cast<std::uint32_t>(hint.pair))
-                     : hint.usage >= 0 && g.usages[static_cast<std::size_t>(hint.usage)].shared_index >= 0 &&
-                           link_binds(g.usages[static_cast<std::size_t>(hint.usage)].link)) {
-    return true;
-  }
-  for (const std::uint32_t pair : g.pairs) {
-    if (static_cast<std::int32_t>(pair) != hint.pair && pair_binds(pair)) {
-      g.bottleneck = {-1, static_cast<std::int32_t>(pair)};
-      return true;
-    }
-  }
-  for (const SharedUsage& k : g.shared) {
-    if (static_cast<std::int32_t>(k.usage) != hint.usage && link_binds(k.link)) {
-      g.bottleneck = {static_cast<std::int32_t>(k.usage), -1};
-      return true;
-    }
-  }
-  return false;
-}
 
 }  // namespace megasim::backend

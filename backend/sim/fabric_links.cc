@@ -18,7 +18,7 @@ Fabric::Impl::Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p)
       all_links(t.num_links()),
       links(t, p),
       link_mark(t.num_links()),
-      occupants(t.num_links()) {
+      sharing(flows, links) {
   validate(params);
 }
 
@@ -36,9 +36,10 @@ Fabric::Impl::~Impl() {
 // flows crossing it are re-routed.
 void Fabric::Impl::set_link_down(topo::LinkId l) {
   if (!links.state(l).up) return;
-  before_capacity_change(l);
+  sharing.before_capacity_change(l);
   links.set_up(l, false);
-  after_capacity_change(l);
+  clear_route_cache();  // the cached routes carry caps
+  sharing.after_capacity_change(l);
   const std::uint32_t interval = links.begin_down_interval(l);
   links.mark_dirty(l);
   request_recompute();
@@ -72,7 +73,7 @@ void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
   clear_route_cache();
   // Re-route in flow-id order (the order adaptive routing sees the loads in).
   std::vector<FlowId> affected;
-  for (const LinkFlowEntry& e : flows_on(l)) affected.push_back(flows[e.slot].id);
+  for (const LinkFlowEntry& e : sharing.flows_on(l)) affected.push_back(flows[e.slot].id);
   std::sort(affected.begin(), affected.end());
   for (const FlowId id : affected) {
     const auto slot = static_cast<std::uint32_t>(flows.slot_of(id));
@@ -86,9 +87,10 @@ void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
 // waiting on this link); flows stuck for want of any live path try again.
 void Fabric::Impl::set_link_up(topo::LinkId l) {
   if (links.state(l).up) return;
-  before_capacity_change(l);
+  sharing.before_capacity_change(l);
   links.set_up(l, true);
-  after_capacity_change(l);  // also drops the cached routes, which the restored membership changes
+  clear_route_cache();  // the cached routes carry caps, and the restored membership changes them
+  sharing.after_capacity_change(l);
   members.restore(l);
   links.mark_dirty(l);
   request_recompute();
@@ -110,9 +112,10 @@ void Fabric::Impl::set_speed_factor(topo::LinkId l, double factor) {
   if (!(factor > 0 && factor <= 1)) {
     throw sim::ConfigError("fabric.link_speed_factor", fmt::format("{}", factor), "a fraction in (0, 1]");
   }
-  before_capacity_change(l);
+  sharing.before_capacity_change(l);
   links.set_speed_factor(l, factor);
-  after_capacity_change(l);
+  clear_route_cache();  // the cached routes carry caps
+  sharing.after_capacity_change(l);
   links.mark_dirty(l);
   request_recompute();
 }

@@ -37,7 +37,7 @@ void Fabric::Impl::collect_component() {
   while (!bfs_stack.empty()) {
     const topo::LinkId l = bfs_stack.back();
     bfs_stack.pop_back();
-    for (const LinkFlowEntry& e : flows_on(l)) {
+    for (const LinkFlowEntry& e : sharing.flows_on(l)) {
       if (flows.epoch(e.slot) == epoch) continue;
       flows.epoch(e.slot) = epoch;
       component_flows.push_back(e.slot);
@@ -97,18 +97,7 @@ void Fabric::Impl::apply_rate(std::uint32_t slot, double rate) {
   if (f.rate >= 0 && std::abs(rate - f.rate) <= 1e-12 * f.rate) return;
   settle(f);
   f.rate = rate;
-  // Its entries in the lists of its shared links and their totals (the scans read rates there; a
-  // pair's links are read through the pair group and the flows, and get their rates when they turn
-  // shared).
-  for (const SharedUsage& k : f.shared) {
-    const std::uint32_t list = occupants[k.link.index()].usage;
-    LinkFlowEntry& e = flow_lists[list][f.usages[k.usage].position];
-    SharedTotals& t = shared_totals[list];
-    t.load += k.weight * (std::max(0.0, rate) - std::max(0.0, e.rate));
-    t.fastest = std::max(t.fastest, rate);
-    if ((e.rate <= 0) != (rate <= 0)) rate <= 0 ? ++t.unsolved : --t.unsolved;
-    e.rate = rate;
-  }
+  sharing.on_rate_change(f, rate);
   sim.cancel(f.completion);
   f.completion = {};
   if (rate > 0) {
@@ -147,7 +136,7 @@ std::string Fabric::Impl::check_rates() const {
     all.end_flow();
     current.push_back(std::max(0.0, f.rate));
   }
-  if (std::string sharing = check_sharing(); !sharing.empty()) return sharing;
+  if (std::string broken = check_state(); !broken.empty()) return broken;
   return check_max_min(all, current, 1e-9);
 }
 
