@@ -105,47 +105,47 @@ void Fabric::on_rates_recomputed(std::function<void()> observer) {
 }
 
 std::size_t Fabric::active_flows() const {
-  return impl_->flows.size() - impl_->free_slots.size();
+  return impl_->flows.active();
 }
 
 std::size_t Fabric::stalled_flows() const {
   std::size_t n = 0;
-  for (const FlowState& f : impl_->flows) n += f.active && f.rate <= 0 ? 1 : 0;
+  for (const FlowState& f : impl_->flows.all()) n += f.active && f.rate <= 0 ? 1 : 0;
   return n;
 }
 
 std::optional<FlowLane> Fabric::first_stalled_lane() const {
-  for (const FlowState& f : impl_->flows) {
-    if (f.active && f.rate <= 0) return Impl::lanes_of(f).front().lane;
+  for (const FlowState& f : impl_->flows.all()) {
+    if (f.active && f.rate <= 0) return lanes_of(f).front().lane;
   }
   return std::nullopt;
 }
 
 double Fabric::flow_rate_bytes_per_s(FlowId id) const {
-  const FlowState* f = impl_->find(id);
+  const FlowState* f = impl_->flows.find(id);
   return f == nullptr ? 0.0 : std::max(0.0, f->rate);
 }
 
 double Fabric::flow_remaining_bytes(FlowId id) const {
-  const FlowState* f = impl_->find(id);
+  const FlowState* f = impl_->flows.find(id);
   return f == nullptr ? 0.0 : impl_->remaining_now(*f);
 }
 
 std::vector<LinkUse> Fabric::flow_usage(FlowId id) const {
   std::vector<LinkUse> out;
-  if (const FlowState* f = impl_->find(id)) {
+  if (const FlowState* f = impl_->flows.find(id)) {
     for (const Usage& u : f->usages) out.push_back({u.link, u.weight});
   }
   return out;
 }
 
 double Fabric::link_capacity_bytes_per_s(topo::LinkId link) const {
-  return impl_->links[link.index()].capacity();
+  return impl_->links.capacity(link);
 }
 
 double Fabric::link_load_bytes_per_s(topo::LinkId link) const {
   double load = 0;
-  for (const LinkFlowEntry& e : impl_->flows_on(link)) {
+  for (const LinkFlowEntry& e : impl_->sharing.flows_on(link)) {
     const FlowState& f = impl_->flows[e.slot];
     load += f.usages[e.usage].weight * std::max(0.0, f.rate);
   }
@@ -153,12 +153,8 @@ double Fabric::link_load_bytes_per_s(topo::LinkId link) const {
 }
 
 double Fabric::link_bytes_carried(topo::LinkId link) const {
-  double carried = impl_->links[link.index()].carried;
-  for (const std::unique_ptr<CachedRoute>& r : impl_->route_store) {  // pending credits of cached routes
-    const auto u = std::ranges::lower_bound(r->usages, link, {}, &Usage::link);
-    if (u != r->usages.end() && u->link == link) carried += u->weight * r->pending_lane_bytes;
-  }
-  for (const LinkFlowEntry& e : impl_->flows_on(link)) {
+  double carried = impl_->route_cache.with_pending_bytes(link, impl_->links.state(link).carried);
+  for (const LinkFlowEntry& e : impl_->sharing.flows_on(link)) {
     const FlowState& f = impl_->flows[e.slot];
     const double done = f.bytes_per_lane - impl_->remaining_now(f) - f.done_at_route_change;
     carried += f.usages[e.usage].weight * done;

@@ -7,20 +7,9 @@
 
 namespace megasim::backend {
 
-std::uint32_t Fabric::Impl::allocate_slot() {
-  if (!free_slots.empty()) {
-    const std::uint32_t slot = free_slots.back();
-    free_slots.pop_back();
-    return slot;
-  }
-  flows.emplace_back();
-  flow_epoch.push_back(0);
-  return static_cast<std::uint32_t>(flows.size() - 1);
-}
-
 FlowId Fabric::Impl::start_flow(const FlowSpec& spec) {
   const RouteHint* hint = spec.route_hint;
-  if (hint != nullptr && hint->route != nullptr && hint->generation == route_generation) {
+  if (route_cache.current(hint)) {
     // The cached route's record loads while the lanes are checked (a pipeline transfer's route is
     // seldom still in cache when its next transfer starts).
     const auto* route = reinterpret_cast<const char*>(hint->route);
@@ -34,12 +23,9 @@ FlowId Fabric::Impl::start_flow(const FlowSpec& spec) {
         lane.src.valid() && lane.dst.valid() && lane.src.value < topo.num_gpus() && lane.dst.value < topo.num_gpus(),
         "flow lane names an unknown GPU");
   }
-  MEGASIM_ASSERT(slot_of_id.size() < static_cast<std::size_t>(INT32_MAX), "too many flows");
-  const std::uint32_t slot = allocate_slot();
+  const std::uint32_t slot = flows.allocate();
+  flows.activate(slot);
   FlowState& f = flows[slot];
-  f.id = FlowId(static_cast<std::int32_t>(slot_of_id.size()));
-  slot_of_id.push_back(static_cast<std::int32_t>(slot));
-  f.active = true;
   f.add_path_latency = spec.add_path_latency;
   f.stuck = false;
   f.stall_reported = false;
@@ -55,7 +41,7 @@ FlowId Fabric::Impl::start_flow(const FlowSpec& spec) {
   f.on_sent = spec.on_sent;
   route_flow(f, spec.lanes, spec.route_hint);
   if (f.stuck) stuck_flows.push_back(f.id);
-  enter_usages(slot, /*mark_links_dirty=*/false);
+  sharing.enter(slot, /*mark_links_dirty=*/false);
   if (!f.stuck && !recompute_pending && admit_without_resolve(slot)) {
     ++skipped_recomputations;
     apply_rate(slot, admitted_rate);
@@ -68,11 +54,10 @@ FlowId Fabric::Impl::start_flow(const FlowSpec& spec) {
     const std::span<const topo::LinkId> route_links = links_of(g);
     MEGASIM_ASSERT(!route_links.empty(), "a flow crosses no link");
     if (g.shared.empty() && g.pairs.empty()) {
-      mark_dirty(route_links.front());
+      links.mark_dirty(route_links.front());
     } else {
       for (const topo::LinkId l : route_links) {
-        const LinkOccupant& occupant = occupants[l.index()];
-        if (occupant.slot == LinkOccupant::kListed && list_class[occupant.usage] == ListClass::kBinding) mark_dirty(l);
+        if (sharing.binds(l)) links.mark_dirty(l);
       }
     }
     request_recompute();
@@ -98,7 +83,7 @@ void Fabric::Impl::credit_carried(FlowState& f) {
   if (f.route != nullptr) {
     f.route->pending_lane_bytes += delta;
   } else {
-    for (const Usage& u : f.usages) links[u.link.index()].carried += u.weight * delta;
+    for (const Usage& u : f.usages) links.credit(u.link, u.weight * delta);
   }
   f.done_at_route_change = done;
 }
@@ -119,130 +104,20 @@ void Fabric::Impl::build_usages(FlowState& f) {
       own.push_back(u);
     }
   }
-  for (Usage& u : own) u.cap = usage_cap(u);
+  for (Usage& u : own) u.cap = usage_cap(links, u);
   f.own_links.clear();
   for (const Usage& u : own) f.own_links.push_back(u.link);
   f.usages = own;
 }
 
-// Starts the loads of the records entering or leaving these links reads, so that they overlap:
-// every link's occupant, then the lists of the links that have one and the records of lone flows
-// (a flow's links are scattered over arrays larger than the cache).
-void Fabric::Impl::prefetch_link_records(std::span<const topo::LinkId> route_links) const {
-  for (const topo::LinkId l : route_links) __builtin_prefetch(&occupants[l.index()]);
-  for (const topo::LinkId l : route_links) {
-    const LinkOccupant& occupant = occupants[l.index()];
-    if (occupant.slot == LinkOccupant::kListed) {
-      const auto* list = reinterpret_cast<const char*>(&flow_lists[occupant.usage]);
-      __builtin_prefetch(list);
-      __builtin_prefetch(list + sizeof(LinkFlowList) - 1);
-    } else if (occupant.slot != kNoSlot) {
-      __builtin_prefetch(&flows[occupant.slot]);
-    }
-  }
-}
-
-// Enters the flow in its links' flow lists and classifies its usages and those of the flows it
-// joins: private, paired or shared (fabric_sharing.cc). A link it is first on just records it as
-// the lone flow; a link's second flow moves the lone one into the link's list, which stays slack
-// (its flows cross it as if alone) until their bounds can exceed its capacity. The private caps
-// start as the caps of all its links (kept with a cached route) and lose those of the links that
-// bind it.
-void Fabric::Impl::enter_usages(std::uint32_t slot, bool mark_links_dirty) {
-  FlowState& f = flows[slot];
-  f.shared.clear();
-  if (f.route != nullptr) {
-    f.private_caps = f.route->caps;
-  } else {
-    f.private_caps.clear();
-    for (const Usage& u : f.usages) f.private_caps.add(u.cap);
-  }
-  f.rate_bound = f.private_caps.min();
-  MEGASIM_ASSERT(f.pairs.empty(), "a flow entering its links is already paired");
-  const std::span<const topo::LinkId> route_links = links_of(f);
-  prefetch_link_records(route_links);
-  const std::size_t n = route_links.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const topo::LinkId l = route_links[i];
-    if (mark_links_dirty) mark_dirty(l);
-    LinkOccupant& occupant = occupants[l.index()];
-    if (occupant.slot == kNoSlot) {  // alone: its usage stays clean
-      occupant = {slot, static_cast<std::uint32_t>(i)};
-      continue;
-    }
-    Usage& u = f.usages[i];
-    if (occupant.slot != LinkOccupant::kListed) {  // the lone flow moves into a list
-      const LinkFlowEntry entry = lone_entry(occupant);
-      if (free_flow_lists.empty()) {
-        free_flow_lists.push_back(static_cast<std::uint32_t>(flow_lists.size()));
-        flow_lists.emplace_back();
-        shared_totals.emplace_back();
-        list_class.emplace_back();
-      }
-      occupant = {LinkOccupant::kListed, free_flow_lists.back()};
-      free_flow_lists.pop_back();
-      flow_lists[occupant.usage].push_back(entry);
-      list_class[occupant.usage] = ListClass::kSlack;
-    }
-    const std::uint32_t index = occupant.usage;
-    LinkFlowList& list = flow_lists[index];
-    u.position = static_cast<std::uint32_t>(list.size());
-    list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate, u.weight * f.rate_bound});
-    if (list_class[index] == ListClass::kBinding) {
-      f.private_caps.remove(u.cap);
-      on_link_joined(slot, static_cast<std::uint32_t>(i));
-    } else if (list_can_bind({list.data(), list.size()}, link_capacity[u.link.index()])) {
-      classify_binding(index);
-    }
-  }
-}
-
 void Fabric::Impl::install_usages(std::uint32_t slot, bool mark_links_dirty) {
   build_usages(flows[slot]);
-  enter_usages(slot, mark_links_dirty);
+  sharing.enter(slot, mark_links_dirty);
 }
 
-// Leaves the flow's links; a link left with one flow records it as its lone flow again.
 void Fabric::Impl::uninstall_usages(std::uint32_t slot, bool mark_links_dirty) {
-  FlowState& f = flows[slot];
-  const std::span<const topo::LinkId> route_links = links_of(f);
-  prefetch_link_records(route_links);
-  for (std::size_t i = 0; i < route_links.size(); ++i) {
-    LinkOccupant& occupant = occupants[route_links[i].index()];
-    if (occupant.slot != LinkOccupant::kListed) {  // it was alone: the link is empty now
-      occupant.slot = kNoSlot;
-      continue;
-    }
-    Usage& u = f.usages[i];
-    const std::uint32_t index = occupant.usage;
-    LinkFlowList& list = flow_lists[index];
-    if (u.pair >= 0) {  // its partner stays alone on the link
-      const LinkFlowEntry& partner = list[u.position == 0 ? 1 : 0];
-      unpair_link(list[u.position], partner);
-      flows[partner.slot].private_caps.add(flows[partner.slot].usages[partner.usage].cap);
-    }
-    list[u.position] = list.back();
-    list.pop_back();
-    if (u.position < list.size()) {
-      const LinkFlowEntry moved = list[u.position];
-      flows[moved.slot].usages[moved.usage].position = u.position;
-    }
-    // A slack link constrains none of its flows, before or after: only a binding one changed.
-    if (mark_links_dirty && list_class[index] == ListClass::kBinding) mark_dirty(u.link);
-    if (list_class[index] == ListClass::kBinding) on_link_left(index, u.link);
-    if (list.size() == 1) {  // its last flow is alone again: the list goes back to the pool
-      free_flow_lists.push_back(index);
-      occupant = {list.front().slot, list.front().usage};
-      flows[occupant.slot].usages[occupant.usage].position = 0;
-      list.clear();
-    }
-    u.position = 0;  // left clean (unpair_link reset its pair)
-    u.shared_index = -1;
-  }
-  MEGASIM_ASSERT(f.pairs.empty(), "a flow left its links but not its pair groups");
-  release_usages(f);
-  f.shared.clear();
-  f.private_caps.clear();
+  sharing.leave(slot, mark_links_dirty);
+  release_usages(flows[slot]);
 }
 
 // The longest lane's latency: a QP path's sum of link latencies (the slowest QP), or for a sprayed
@@ -290,9 +165,7 @@ void Fabric::Impl::complete(std::uint32_t slot) {
   std::function<void(FlowId, sim::SimTime)> sent = std::move(f.on_sent);
   f.on_complete = nullptr;
   f.on_sent = nullptr;
-  f.active = false;
-  slot_of_id[id.index()] = -1;
-  free_slots.push_back(slot);
+  flows.release(slot);
   // Observers see the allocation after every change, whether re-solved or kept.
   if (rates_unchanged && recompute_observer) recompute_observer();
   // Last: the callbacks may start flows, which can reallocate `flows`.
@@ -303,12 +176,6 @@ void Fabric::Impl::complete(std::uint32_t slot) {
   } else {
     callback(id);
   }
-}
-
-const FlowState* Fabric::Impl::find(FlowId id) const {
-  MEGASIM_ASSERT(id.valid() && id.index() < slot_of_id.size(), "unknown flow id");
-  const std::int32_t slot = slot_of_id[id.index()];
-  return slot < 0 ? nullptr : &flows[static_cast<std::size_t>(slot)];
 }
 
 }  // namespace megasim::backend

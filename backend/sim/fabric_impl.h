@@ -1,15 +1,20 @@
-// Private state of the Fabric, shared by its implementation files:
+// The Fabric's coordinator: it owns one of each part and runs the changes that span them.
+// The parts, each with private state and the one invariant its check() verifies:
+//   LinkTable     fabric_link_table.h   link capacities, failures, degradation, dirty marks
+//   FlowTable     fabric_flow_table.h   flow records by slot, slot reuse, id -> slot
+//   RouteCache    fabric_route_cache.h  cached routes by first lane, their pending bytes
+//   SharingIndex  fabric_sharing_index.h  who shares which link: lists, totals, pair groups, and
+//                 each flow's classification of its links (fabric_sharing.cc explains it)
+// The coordinator's own files:
 //   fabric.cc          public API, parameters
-//   fabric_flows.cc    flow start and completion, progress accounting, link <-> flow lists
-//   fabric_route_cache.cc  cached routes of flows (indexed by route_index.h), bytes credited to them
+//   fabric_flows.cc    flow start and completion, progress accounting
+//   fabric_flow_routes.cc  a flow's route from the route cache or routed, owned, released
 //   fabric_routing.cc  QP numbering and the routes of lanes (ECMP, spray, adaptive), re-routing
 //   fabric_rates.cc    batched max-min recomputation, completion and stall-timeout scheduling
-//   fabric_local_solve.cc  the exact re-solve of the region around a change
-//   fabric_sharing.cc  which links each flow shares, with one other flow (pair groups) or more,
-//                      and the caps of those it crosses alone; fabric_sharing_check.cc recounts them
+//   fabric_local_solve.cc  the exact re-solve of the region around a change (its scratch below)
 //   fabric_removal.cc  exact shortcuts: completions and starts that leave the other rates as they are
-//   fabric_links.cc    link capacity, failures, recovery and degradation
-// The per-link records (occupants, flow lists, pair groups, private caps) are in fabric_link_lists.h.
+//   fabric_links.cc    link failures, recovery and degradation, in the order the parts need them
+//   fabric_check.cc    every part's check(), and the flows' use of their routes' usage arrays
 #pragma once
 
 #include <cstdint>
@@ -25,135 +30,15 @@
 #include <boost/container/small_vector.hpp>
 
 #include "backend/sim/fabric.h"
+#include "backend/sim/fabric_flow_table.h"
 #include "backend/sim/fabric_link_lists.h"
+#include "backend/sim/fabric_link_table.h"
+#include "backend/sim/fabric_route.h"
+#include "backend/sim/fabric_route_cache.h"
+#include "backend/sim/fabric_sharing_index.h"
 #include "backend/sim/max_min.h"
-#include "backend/sim/route_index.h"
 
 namespace megasim::backend {
-
-// One route of (part of) a lane with its share of the lane's bytes: for ECMP and adaptive routing a
-// whole path per QP (weight 1/qps); for spraying one link of the fluid split (its fraction); for a
-// same-server lane the NVLink path (weight 1).
-struct Segment {
-  topo::Path path;
-  double weight = 0;
-};
-
-struct LaneRoute {
-  FlowLane lane;
-  std::uint32_t first_segment = 0;
-  std::uint32_t segments = 0;
-  bool fluid = false;  // segments are the links of a sprayed split rather than QP paths
-};
-
-// A link crossed by a flow: the weight summed over the flow's segments, and the position of the
-// flow's entry in the link's flow list while the link is shared (for O(1) removal).
-// 32 bytes. The link, weight and cap come from the route; position, shared_index and pair are the
-// flow's state on links it crosses with others. They are "clean" (0, -1, -1) on a link the flow
-// crosses alone, and on every link while no flow uses the array: a flow enters and leaves the links
-// it is alone on (most of them) through its route's link ids without touching its usages.
-struct Usage {
-  topo::LinkId link;
-  std::uint32_t position = 0;
-  double weight = 0;
-  double cap = 0;                  // capacity / weight (the flow's cap from this link alone)
-  std::int32_t shared_index = -1;  // position in the flow's shared list; -1: alone here or paired
-  std::int32_t pair = -1;          // the PairGroup of the link when the flow is paired on it
-};
-static_assert(sizeof(Usage) == 32);
-
-// The last constraint found to be a flow's bottleneck: the link of one of its usages (by index, so
-// that its current classification can be checked: a link shared then may be paired now), or a pair
-// group (a group id may have been reused since). A hint, checked on use.
-struct BottleneckHint {
-  std::int32_t usage = -1;
-  std::int32_t pair = -1;
-};
-
-// A usage of a flow on a link it shares (not as a pair), with copies of the link and weight so that
-// the region solve, which walks these for every flow it takes in, reads one compact array rather
-// than the flow's long usage list.
-struct SharedUsage {
-  std::uint32_t usage;  // index into the flow's usages
-  topo::LinkId link;
-  double weight;
-};
-
-struct LaneResult {
-  bool fluid = false;  // the lane is sprayed
-  bool stuck = false;  // some segment runs over a removed link for want of a live path
-};
-
-struct CachedRoute;
-
-struct alignas(64) FlowState {
-  // The fields the bottleneck checks read for every neighbouring flow come first, so that they share
-  // a cache line or two (records start on a line): the rate, the bottleneck hint, its usages, its
-  // private caps, pairs and shared links.
-  FlowId id;
-  bool active = false;
-  bool add_path_latency = true;
-  bool stuck = false;  // some segment waits for a link to come back (no other path)
-  bool stall_reported = false;
-  double rate = -1;  // per lane, bytes/s; -1 until the first recomputation
-  // The fastest it can ever run on its links: the smallest cap (capacity / weight) among them, from
-  // its links' capacities when it entered them (kept current as capacities change).
-  double rate_bound = 0;
-  BottleneckHint bottleneck;
-  std::uint32_t check_stamp = 0;  // region solve: checked in this round
-  // Sorted by link, one entry per link: own_usages, or the array of its cached route, used in place
-  // while it is the route's only flow (borrows_route_usages), which spares a copy of the route per
-  // start.
-  std::span<Usage> usages;
-  PrivateCaps private_caps;  // caps of the usages on links it crosses alone (fabric_sharing.cc)
-  boost::container::small_vector<std::uint32_t, 4> pairs;  // the PairGroups it belongs to (inline: few)
-  std::vector<SharedUsage> shared;                         // its usages on links shared but not as a pair
-  std::vector<Usage> own_usages;
-  std::vector<topo::LinkId> own_links;  // the links of own_usages while it has no route (links_of)
-  double bytes_per_lane = 0;
-  double remaining = 0;             // per lane, as of last_update
-  double done_at_route_change = 0;  // per-lane bytes done when the usages last changed
-  sim::SimTime start = 0;
-  sim::SimTime last_update = 0;
-  sim::EventHandle completion;
-  sim::EventHandle stall_check;
-  std::function<void(FlowId)> on_complete;
-  std::function<void(FlowId, sim::SimTime)> on_sent;
-  std::vector<LaneRoute> lanes;   // empty while `route` holds them (use lanes_of)
-  std::vector<Segment> segments;  // likewise (segments_of)
-  sim::SimTime latency = -1;      // path_latency() of the current routes; -1: not known yet
-  // The cache entry it was routed from, which holds its lanes and segments (then empty here); null
-  // for a flow that owns its route (not cacheable, re-routed, or the cache was cleared).
-  CachedRoute* route = nullptr;
-};
-
-static_assert(std::is_nothrow_move_constructible_v<FlowState>,
-              "flows grow by moving: a FlowState's usages span must keep pointing at its own_usages");
-
-// The routing of a flow's lanes and the usages it gives (start_flow's work before the link lists).
-// Flows so routed credit the bytes they carry here (per lane) rather than link by link; the links
-// get their share when the cache is cleared, and Fabric::link_bytes_carried adds what is pending.
-struct CachedRoute {
-  std::vector<FlowLane> lanes;
-  FlowLane first_lane;  // lanes.front(), kept in the object to check a RouteHint without reading lanes
-  std::vector<LaneRoute> routes;
-  std::vector<Segment> segments;
-  std::vector<Usage> usages;        // link, weight, cap; the rest belongs to the flow that borrows it
-  std::vector<topo::LinkId> links;  // usages[i].link, packed: what entering and leaving links read
-  bool usages_lent = false;         // a flow uses `usages` in place (borrows_route_usages)
-  PrivateCaps caps;                 // the caps of all its usages: a flow's private caps if alone everywhere
-  sim::SimTime latency = 0;         // path_latency of a flow so routed
-  double pending_lane_bytes = 0;    // carried by its flows, not yet credited to the links
-};
-
-// Whether the flow's usages are its cached route's array, used in place.
-inline bool borrows_route_usages(const FlowState& f) {
-  return f.route != nullptr && f.usages.data() == f.route->usages.data();
-}
-
-// Relative tolerance of the exact shortcuts' saturation and rate comparisons (fabric_removal.cc,
-// fabric_local_solve.cc), far above the solver's rounding and far below any physical difference.
-inline constexpr double kRateTolerance = 1e-9;
 
 // One link of a region solve (fabric_local_solve.cc): a shared link, or a pair group standing for
 // its links. Everything a round reads and writes about the link, in one record.
@@ -207,28 +92,17 @@ struct Fabric::Impl {
 
   // fabric_flows.cc
   FlowId start_flow(const FlowSpec& spec);
-  std::uint32_t allocate_slot();
   void complete(std::uint32_t slot);
   // fabric_removal.cc: whether removing the flow leaves every other rate max-min fair as it is.
   bool removal_keeps_rates(std::uint32_t slot);
   // Whether a new flow fits in spare capacity without changing any other rate; sets admitted_rate.
   bool admit_without_resolve(std::uint32_t slot);
-  [[nodiscard]] bool is_bottleneck_of(topo::LinkId l, std::uint32_t slot, std::uint32_t leaving = kNoSlot) const;
-  [[nodiscard]] bool is_pair_bottleneck_of(std::int32_t pair, std::uint32_t slot) const;
   bool has_bottleneck_without(std::uint32_t slot, std::uint32_t leaving);
-  // Whether the flow in `slot` has a bottleneck: it runs at the cap of a link it crosses alone, or
-  // pair_binds(group id) holds for one of its pair groups, or link_binds(link) for one of its shared
-  // links. The hint is tried first (a link hint only while the link is still shared: a paired link's
-  // list holds its partner's old rate), and the constraint found becomes the next hint.
-  template <typename PairBinds, typename LinkBinds>
-  bool find_bottleneck(std::uint32_t slot, PairBinds pair_binds, LinkBinds link_binds);
   void settle(FlowState& f);
   [[nodiscard]] double remaining_now(const FlowState& f) const;
   void credit_carried(FlowState& f);
   void install_usages(std::uint32_t slot, bool mark_links_dirty = true);
   void build_usages(FlowState& f);
-  void enter_usages(std::uint32_t slot, bool mark_links_dirty);
-  void prefetch_link_records(std::span<const topo::LinkId> route_links) const;
   // Credits the cached routes' pending bytes to their links, gives the flows their own copies of
   // their routes and empties the cache.
   void clear_route_cache();
@@ -236,20 +110,9 @@ struct Fabric::Impl {
   void own_route(FlowState& f);
   // Ends the flow's use of its usages: returns a borrowed array to its route, empties its own.
   void release_usages(FlowState& f);
-  // A flow's lanes and segments: the cached route's while it has one, else its own.
-  [[nodiscard]] static std::span<const LaneRoute> lanes_of(const FlowState& f);
-  [[nodiscard]] static std::span<const Segment> segments_of(const FlowState& f);
-  // A flow's links, in the order of its usages: its cached route's while it has one, else its own.
-  [[nodiscard]] static std::span<const topo::LinkId> links_of(const FlowState& f);
   // Routes the flow's lanes (from route_cache when it has them) and sets its usages.
   void route_flow(FlowState& f, const std::vector<FlowLane>& lanes, RouteHint* hint);
   void uninstall_usages(std::uint32_t slot, bool mark_links_dirty = true);
-  [[nodiscard]] const FlowState* find(FlowId id) const;
-  [[nodiscard]] LinkFlowsView flows_on(topo::LinkId l) const;
-  // The entry of a link's lone flow (precondition: the occupant names one).
-  [[nodiscard]] LinkFlowEntry lone_entry(const LinkOccupant& o) const;
-  // The list of a link two or more flows share (precondition).
-  [[nodiscard]] LinkFlowList& listed_flows(topo::LinkId l) { return flow_lists[occupants[l.index()].usage]; }
   [[nodiscard]] sim::SimTime path_latency(const FlowState& f) const;
 
   // fabric_routing.cc
@@ -264,33 +127,11 @@ struct Fabric::Impl {
   [[nodiscard]] bool uses_removed_link(const topo::Path& p) const;
 
   // fabric_rates.cc
-  void mark_dirty(topo::LinkId l);
   void request_recompute();
   void recompute();
   void collect_component();
   // Starts a recomputation epoch: stamps of links and flows from earlier epochs stop matching.
   void next_epoch();
-  // fabric_sharing.cc
-  [[nodiscard]] double usage_cap(const Usage& u) const;
-  // Classifies usages as the flows on their link change (enter_usages, uninstall_usages): private
-  // while the link cannot bind (one flow, or a slack list), else paired or shared.
-  void on_link_joined(std::uint32_t slot, std::uint32_t usage);
-  void on_link_left(std::uint32_t list, topo::LinkId l);
-  // A listed link turns binding (its flows' usages there pair or share) or slack (they turn private).
-  void classify_binding(std::uint32_t list);
-  void classify_slack(std::uint32_t list);
-  // After the caps of a flow's usages changed: its rate_bound, the bounds in its links' lists and
-  // the classes of those lists (other than `skip`'s).
-  void refresh_rate_bound(std::uint32_t slot, topo::LinkId skip);
-  void mark_shared(std::uint32_t slot, std::uint32_t usage);
-  void mark_private(std::uint32_t slot, std::uint32_t usage);
-  void pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y);
-  void unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y);
-  void add_shared(std::uint32_t slot, std::uint32_t usage);
-  void recount_totals(std::uint32_t list);  // shared_totals[list] from the list's entries
-  void remove_shared(std::uint32_t slot, std::uint32_t usage);
-  void before_capacity_change(topo::LinkId l);
-  void after_capacity_change(topo::LinkId l);
   // fabric_local_solve.cc: solves the region around the dirty links into component_flows / rates;
   // false when the whole component must be solved instead.
   bool recompute_region();
@@ -310,7 +151,7 @@ struct Fabric::Impl {
   [[nodiscard]] sim::SimTime completion_time(double remaining, double rate) const;
   void on_stall_check(std::uint32_t slot, FlowId id);
   [[nodiscard]] std::string check_rates() const;
-  [[nodiscard]] std::string check_sharing() const;  // fabric_sharing_check.cc
+  [[nodiscard]] std::string check_state() const;  // fabric_check.cc: every part's check()
 
   // fabric_links.cc
   void set_link_down(topo::LinkId l);
@@ -328,28 +169,14 @@ struct Fabric::Impl {
   topo::EcmpMembership members;
   topo::EcmpMembership all_links;  // never changes: routes of last resort over dead links
 
-  std::vector<LinkState> links;
+  LinkTable links;
   std::vector<LinkMark> link_mark;  // by link, see LinkMark
-  // By link: LinkState::capacity(), kept equal by after_capacity_change; 8 bytes a link instead of
-  // LinkState's 40, because the solves and shortcuts read the capacity of every shared link they visit.
-  std::vector<double> link_capacity;
-  // By link: whether it is in dirty_links (one byte a link: every start that shares marks its shared
-  // links, and the 40-byte LinkState of a link seldom stays in cache).
-  std::vector<std::uint8_t> link_dirty;
-  std::vector<LinkOccupant> occupants;         // by link: its lone flow, or its list
-  std::vector<LinkFlowList> flow_lists;        // the lists of the links two or more flows share
-  std::vector<SharedTotals> shared_totals;     // by list: valid while its link is shared
-  std::vector<ListClass> list_class;           // by list: whether its link binds its flows
-  std::vector<std::uint32_t> free_flow_lists;  // unused lists, the last freed last
-  std::vector<FlowState> flows;                // by slot; slots are reused
-  std::vector<std::uint32_t> flow_epoch;       // by slot: the recomputation epoch that put it in a region
-  std::vector<std::uint32_t> free_slots;
-  std::vector<std::int32_t> slot_of_id;  // FlowId value -> slot, -1 once completed
-  std::vector<FlowRecord> records;       // when params.keep_flow_records
-  std::uint64_t completed = 0;           // flows completed
+  FlowTable flows;
+  SharingIndex sharing;             // over flows and links
+  std::vector<FlowRecord> records;  // when params.keep_flow_records
+  std::uint64_t completed = 0;      // flows completed
   std::vector<FlowId> stuck_flows;
 
-  std::vector<topo::LinkId> dirty_links;
   bool recompute_pending = false;
   sim::EventHandle recompute_event;
   std::uint64_t recomputations = 0;
@@ -377,73 +204,8 @@ struct Fabric::Impl {
   std::vector<Segment> segment_scratch;
   std::vector<Usage> usage_scratch;
   RegionScratch region;
-  // Pair groups by id (ids reused through free_pairs), listed in their flows' `pairs`.
-  std::vector<PairGroup> pair_groups;
-  std::vector<LinkMark> pair_mark;  // by group id: region stamps, as link_mark
-  std::vector<std::uint32_t> free_pairs;
-  // ECMP and spray routes of flows under the current membership, by first lane: a communicator's
-  // transfers reuse their connections, and so their paths, all iteration (adaptive routes depend on
-  // the load and are not kept). Cleared when the membership changes.
-  // The map points into route_store, whose entries stay put (flows point at them) until
-  // clear_route_cache().
-  RouteIndex route_cache;
-  std::uint64_t route_generation = 1;  // counts clear_route_cache() calls: RouteHints from before are stale
-  std::vector<std::unique_ptr<CachedRoute>> route_store;
+  std::vector<LinkMark> pair_mark;  // by pair group id: region stamps, as link_mark (grown as ids are)
+  RouteCache route_cache;
 };
-
-inline LinkFlowsView Fabric::Impl::flows_on(topo::LinkId l) const {
-  const LinkOccupant& o = occupants[l.index()];
-  if (o.slot == LinkOccupant::kListed) {
-    const LinkFlowList& list = flow_lists[o.usage];
-    return LinkFlowsView(std::span<const LinkFlowEntry>(list.data(), list.size()));
-  }
-  if (o.slot == kNoSlot) return {};
-  return LinkFlowsView(lone_entry(o));
-}
-
-inline LinkFlowEntry Fabric::Impl::lone_entry(const LinkOccupant& o) const {
-  const FlowState& f = flows[o.slot];
-  const double weight = f.usages[o.usage].weight;
-  return {o.slot, o.usage, weight, f.rate, weight * f.rate_bound};
-}
-
-template <typename PairBinds, typename LinkBinds>
-bool Fabric::Impl::find_bottleneck(std::uint32_t slot, PairBinds pair_binds, LinkBinds link_binds) {
-  FlowState& g = flows[slot];
-  if (g.rate >= g.private_caps.min() * (1 - kRateTolerance)) return true;  // at its cap
-  const BottleneckHint hint = g.bottleneck;
-  if (hint.pair >= 0 ? pair_groups[static_cast<std::size_t>(hint.pair)].has(slot) &&
-                           pair_binds(static_cast<std::uint32_t>(hint.pair))
-                     : hint.usage >= 0 && g.usages[static_cast<std::size_t>(hint.usage)].shared_index >= 0 &&
-                           link_binds(g.usages[static_cast<std::size_t>(hint.usage)].link)) {
-    return true;
-  }
-  for (const std::uint32_t pair : g.pairs) {
-    if (static_cast<std::int32_t>(pair) != hint.pair && pair_binds(pair)) {
-      g.bottleneck = {-1, static_cast<std::int32_t>(pair)};
-      return true;
-    }
-  }
-  for (const SharedUsage& k : g.shared) {
-    if (static_cast<std::int32_t>(k.usage) != hint.usage && link_binds(k.link)) {
-      g.bottleneck = {static_cast<std::int32_t>(k.usage), -1};
-      return true;
-    }
-  }
-  return false;
-}
-
-inline std::span<const LaneRoute> Fabric::Impl::lanes_of(const FlowState& f) {
-  return f.route != nullptr ? std::span<const LaneRoute>(f.route->routes) : std::span<const LaneRoute>(f.lanes);
-}
-
-inline std::span<const Segment> Fabric::Impl::segments_of(const FlowState& f) {
-  return f.route != nullptr ? std::span<const Segment>(f.route->segments) : std::span<const Segment>(f.segments);
-}
-
-inline std::span<const topo::LinkId> Fabric::Impl::links_of(const FlowState& f) {
-  return f.route != nullptr ? std::span<const topo::LinkId>(f.route->links)
-                            : std::span<const topo::LinkId>(f.own_links);
-}
 
 }  // namespace megasim::backend

@@ -1,7 +1,7 @@
-// Per-link records of the Fabric (fabric_impl.h): who crosses a link (its lone flow, or a list of
+// Per-link records of the Fabric: who crosses a link (its lone flow, or a list of
 // entries while two or more flows share it) with the list's totals, the pair groups that two flows
-// sharing links with equal weights form, the multiset of caps of the links a flow crosses alone, a
-// link's state and its stamp in a recomputation. Kept by fabric_flows.cc and fabric_sharing.cc.
+// sharing links with equal weights form, the multiset of caps of the links a flow crosses alone and
+// a link's stamp in a recomputation. Kept by the SharingIndex (fabric_sharing_index.h).
 #pragma once
 
 #include <cstdint>
@@ -111,7 +111,7 @@ inline bool is_pair_list(const LinkFlowList& list) {
   return is_pair_list({list.data(), list.size()});
 }
 
-// The flows on one link as entries (Fabric::Impl::flows_on): the shared list, or one entry made
+// The flows on one link as entries (SharingIndex::flows_on): the shared list, or one entry made
 // from the lone flow. Holds that entry itself, so references into it live as long as the view.
 class LinkFlowsView {
  public:
@@ -129,16 +129,6 @@ class LinkFlowsView {
   std::span<const LinkFlowEntry> listed_;
   LinkFlowEntry lone_{};
   bool has_lone_ = false;
-};
-
-struct LinkState {
-  double nominal_bytes_per_s = 0;  // nominal rate x efficiency
-  double speed_factor = 1;
-  bool up = true;
-  std::uint32_t down_epoch = 0;  // tells apart successive down intervals for failure detection
-  double carried = 0;            // bytes of finished route segments
-  double segment_weight = 0;     // sum of weights of the active segments (adaptive routing load)
-  [[nodiscard]] double capacity() const { return up ? nominal_bytes_per_s * speed_factor : 0.0; }
 };
 
 // A link's stamp in the current recomputation: whether it is in the problem being built (epoch) and

@@ -16,25 +16,16 @@ Fabric::Impl::Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p)
       hasher(p.ecmp),
       members(t.num_links()),
       all_links(t.num_links()),
-      links(t.num_links()),
+      links(t, p),
       link_mark(t.num_links()),
-      link_capacity(t.num_links()),
-      link_dirty(t.num_links(), 0),
-      occupants(t.num_links()) {
+      sharing(flows, links) {
   validate(params);
-  // Effective capacity: nominal Gb/s as bytes/s times the achievable fraction for its kind.
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    const topo::Link& l = topo.link(topo::LinkId(static_cast<std::int32_t>(i)));
-    const double efficiency = l.kind == topo::LinkKind::kNvLink ? params.nvlink_efficiency : params.network_efficiency;
-    links[i].nominal_bytes_per_s = l.capacity_gbps * 1e9 / 8 * efficiency;
-    link_capacity[i] = links[i].capacity();
-  }
 }
 
 Fabric::Impl::~Impl() {
   sim.cancel(recompute_event);
   for (const sim::EventHandle h : link_events) sim.cancel(h);
-  for (const FlowState& f : flows) {
+  for (const FlowState& f : flows.all()) {
     sim.cancel(f.completion);
     sim.cancel(f.stall_check);
   }
@@ -44,13 +35,13 @@ Fabric::Impl::~Impl() {
 // detection delay, if this down interval is still going on, the link leaves its ECMP groups and the
 // flows crossing it are re-routed.
 void Fabric::Impl::set_link_down(topo::LinkId l) {
-  LinkState& s = links[l.index()];
-  if (!s.up) return;
-  before_capacity_change(l);
-  s.up = false;
-  after_capacity_change(l);
-  const std::uint32_t interval = ++s.down_epoch;
-  mark_dirty(l);
+  if (!links.state(l).up) return;
+  sharing.before_capacity_change(l);
+  links.set_up(l, false);
+  clear_route_cache();  // the cached routes carry caps
+  sharing.after_capacity_change(l);
+  const std::uint32_t interval = links.begin_down_interval(l);
+  links.mark_dirty(l);
   request_recompute();
   track_link_event(
       sim.schedule_after(params.failure_detection_ns, [this, l, interval] { on_failure_detected(l, interval); }));
@@ -60,10 +51,9 @@ void Fabric::Impl::set_link_down(topo::LinkId l) {
 // set_link_down scheduled is made stale (a new epoch), so it does not run a second time.
 void Fabric::Impl::set_link_failed(topo::LinkId l) {
   set_link_down(l);
-  LinkState& s = links[l.index()];
-  if (s.up) return;
-  on_failure_detected(l, s.down_epoch);
-  ++s.down_epoch;
+  if (links.state(l).up) return;
+  on_failure_detected(l, links.state(l).down_epoch);
+  links.begin_down_interval(l);
 }
 
 // Keeps the handles of pending link events for the destructor, dropping the ones that already ran
@@ -77,16 +67,16 @@ void Fabric::Impl::track_link_event(sim::EventHandle h) {
 }
 
 void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
-  const LinkState& s = links[l.index()];
+  const LinkState& s = links.state(l);
   if (s.up || s.down_epoch != interval) return;
   members.remove(l);
   clear_route_cache();
   // Re-route in flow-id order (the order adaptive routing sees the loads in).
   std::vector<FlowId> affected;
-  for (const LinkFlowEntry& e : flows_on(l)) affected.push_back(flows[e.slot].id);
+  for (const LinkFlowEntry& e : sharing.flows_on(l)) affected.push_back(flows[e.slot].id);
   std::sort(affected.begin(), affected.end());
   for (const FlowId id : affected) {
-    const auto slot = static_cast<std::uint32_t>(slot_of_id[id.index()]);
+    const auto slot = static_cast<std::uint32_t>(flows.slot_of(id));
     const bool was_stuck = flows[slot].stuck;
     reroute(slot);
     if (flows[slot].stuck && !was_stuck) stuck_flows.push_back(id);
@@ -96,13 +86,13 @@ void Fabric::Impl::on_failure_detected(topo::LinkId l, std::uint32_t interval) {
 // Capacity and ECMP membership come back now. Flows keep their paths (they resume if they were
 // waiting on this link); flows stuck for want of any live path try again.
 void Fabric::Impl::set_link_up(topo::LinkId l) {
-  LinkState& s = links[l.index()];
-  if (s.up) return;
-  before_capacity_change(l);
-  s.up = true;
-  after_capacity_change(l);  // also drops the cached routes, which the restored membership changes
+  if (links.state(l).up) return;
+  sharing.before_capacity_change(l);
+  links.set_up(l, true);
+  clear_route_cache();  // the cached routes carry caps, and the restored membership changes them
+  sharing.after_capacity_change(l);
   members.restore(l);
-  mark_dirty(l);
+  links.mark_dirty(l);
   request_recompute();
   retry_stuck_flows();
 }
@@ -111,10 +101,10 @@ void Fabric::Impl::retry_stuck_flows() {
   std::vector<FlowId> retry;
   retry.swap(stuck_flows);
   for (const FlowId id : retry) {
-    const std::int32_t slot = slot_of_id[id.index()];
+    const std::int32_t slot = flows.slot_of(id);
     if (slot < 0) continue;
     reroute(static_cast<std::uint32_t>(slot));
-    if (flows[static_cast<std::size_t>(slot)].stuck) stuck_flows.push_back(id);
+    if (flows[static_cast<std::uint32_t>(slot)].stuck) stuck_flows.push_back(id);
   }
 }
 
@@ -122,10 +112,11 @@ void Fabric::Impl::set_speed_factor(topo::LinkId l, double factor) {
   if (!(factor > 0 && factor <= 1)) {
     throw sim::ConfigError("fabric.link_speed_factor", fmt::format("{}", factor), "a fraction in (0, 1]");
   }
-  before_capacity_change(l);
-  links[l.index()].speed_factor = factor;
-  after_capacity_change(l);
-  mark_dirty(l);
+  sharing.before_capacity_change(l);
+  links.set_speed_factor(l, factor);
+  clear_route_cache();  // the cached routes carry caps
+  sharing.after_capacity_change(l);
+  links.mark_dirty(l);
   request_recompute();
 }
 

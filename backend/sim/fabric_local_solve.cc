@@ -46,7 +46,7 @@ constexpr int kMaxRounds = 64;
 bool Fabric::Impl::region_add_link(topo::LinkId l) {
   LinkMark& m = link_mark[l.index()];
   if (m.epoch == epoch) return true;
-  const double capacity = link_capacity[l.index()];
+  const double capacity = links.capacity(l);
   if (capacity <= 0) return false;
   m = {epoch, region_append(l, -1, capacity)};
   return true;
@@ -56,7 +56,7 @@ bool Fabric::Impl::region_add_link(topo::LinkId l) {
 bool Fabric::Impl::region_add_pair(std::uint32_t pair) {
   LinkMark& m = pair_mark[pair];
   if (m.epoch == epoch) return true;
-  const double capacity = pair_groups[pair].caps.min();
+  const double capacity = sharing.pair(pair).caps.min();
   if (capacity <= 0) return false;
   m = {epoch, region_append({}, static_cast<std::int32_t>(pair), capacity)};
   return true;
@@ -74,10 +74,10 @@ std::uint32_t Fabric::Impl::region_append(topo::LinkId l, std::int32_t pair, dou
 // Adds a flow to R with its shared links and pair groups; false for a flow the region solve does not
 // handle.
 bool Fabric::Impl::region_add_flow(std::uint32_t slot) {
-  if (flow_epoch[slot] == epoch) return true;
+  if (flows.epoch(slot) == epoch) return true;
   const FlowState& f = flows[slot];
   if (f.stuck || f.rate == 0 || f.private_caps.min() <= 0) return false;  // stalled: full solve
-  flow_epoch[slot] = epoch;
+  flows.epoch(slot) = epoch;
   component_flows.push_back(slot);
   for (const SharedUsage& k : f.shared) {
     if (!region_add_link(k.link)) return false;
@@ -119,8 +119,8 @@ bool Fabric::Impl::build_region_problem() {
         add_link(r, r.capacity);
         continue;
       }
-      const PairGroup& g = pair_groups[static_cast<std::size_t>(r.pair)];
-      const double outside_rate = flows[flow_epoch[g.a] == epoch ? g.b : g.a].rate;
+      const PairGroup& g = sharing.pair(static_cast<std::size_t>(r.pair));
+      const double outside_rate = flows[flows.epoch(g.a) == epoch ? g.b : g.a].rate;
       if (outside_rate <= 0) return false;  // unsolved or stalled neighbour: full solve
       r.outside_load = r.outside_max = outside_rate;
       add_link(r, std::max(0.0, r.capacity - outside_rate));
@@ -128,9 +128,7 @@ bool Fabric::Impl::build_region_problem() {
     }
     // A shared link: the outside flows' load is the link's total less R's part; their largest rate
     // is bounded by the link's, and scanned for only when the bound does not settle a check.
-    const LinkOccupant& occupant = occupants[r.link.index()];
-    MEGASIM_ASSERT(occupant.slot == LinkOccupant::kListed, "a region link is not shared");
-    const SharedTotals& totals = shared_totals[occupant.usage];
+    const SharedTotals& totals = sharing.totals_of(r.link);
     if (totals.flows == r.inside) {  // every flow on it is in R: nothing outside to hold
       add_link(r, r.capacity);
       continue;
@@ -163,8 +161,8 @@ double Fabric::Impl::outside_fastest(std::uint32_t local, double limit) {
   RegionLink& r = region.links[local];
   if (r.outside_max_exact || r.outside_max <= limit) return r.outside_max;
   double fastest = 0;
-  for (const LinkFlowEntry& e : flows_on(r.link)) {
-    if (flow_epoch[e.slot] != epoch) fastest = std::max(fastest, e.rate);
+  for (const LinkFlowEntry& e : sharing.flows_on(r.link)) {
+    if (flows.epoch(e.slot) != epoch) fastest = std::max(fastest, e.rate);
   }
   r.outside_max = fastest;
   r.outside_max_exact = true;
@@ -217,8 +215,8 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
       return true;
     }
     if (outside <= limit) continue;
-    for (const LinkFlowEntry& e : flows_on(k.link)) {
-      if (flow_epoch[e.slot] != epoch && e.rate > limit) {
+    for (const LinkFlowEntry& e : sharing.flows_on(k.link)) {
+      if (flows.epoch(e.slot) != epoch && e.rate > limit) {
         region.joining.push_back(e.slot);
         queued = true;
       }
@@ -233,7 +231,7 @@ bool Fabric::Impl::check_region_flow(std::size_t index) {
       return true;
     }
     if (r.outside_max <= limit) continue;
-    region.joining.push_back(pair_groups[pair].partner(component_flows[index]));  // the faster one, outside R
+    region.joining.push_back(sharing.pair(pair).partner(component_flows[index]));  // the faster one, outside R
     queued = true;
   }
   return queued;
@@ -246,21 +244,22 @@ bool Fabric::Impl::outside_flow_keeps_bottleneck(std::uint32_t slot) {
   const auto region_bottleneck = [&](std::uint32_t local) {
     return region_link_saturated(local) && region.links[local].r_max <= limit && outside_fastest(local, limit) <= limit;
   };
-  return find_bottleneck(
+  return sharing.find_bottleneck(
       slot,
       [&](std::uint32_t pair) {
         const LinkMark& m = pair_mark[pair];
-        return m.epoch != epoch ? is_pair_bottleneck_of(static_cast<std::int32_t>(pair), slot)
+        return m.epoch != epoch ? sharing.is_pair_bottleneck_of(static_cast<std::int32_t>(pair), slot)
                                 : region_bottleneck(m.local);
       },
       [&](topo::LinkId l) {
         const LinkMark& m = link_mark[l.index()];
-        return m.epoch != epoch ? is_bottleneck_of(l, slot) : region_bottleneck(m.local);
+        return m.epoch != epoch ? sharing.is_bottleneck_of(l, slot) : region_bottleneck(m.local);
       });
 }
 
 bool Fabric::Impl::recompute_region() {
   next_epoch();
+  if (pair_mark.size() < sharing.pair_ids()) pair_mark.resize(sharing.pair_ids());
   component_flows.clear();
   region.links.clear();
   region.usages.clear();
@@ -273,13 +272,13 @@ bool Fabric::Impl::recompute_region() {
   // into it. The other flows of a changed link stay outside, and join R only if a new rate of R
   // takes their bottleneck (a ring crossing a changed switch link seldom loses it).
   region.joining.clear();
-  for (const topo::LinkId l : dirty_links) {
-    const double capacity = link_capacity[l.index()];
+  for (const topo::LinkId l : links.dirty()) {
+    const double capacity = links.capacity(l);
     if (capacity <= 0) return false;
     double load = 0;
     double fastest = 0;
     bool arrivals = false;
-    for (const LinkFlowEntry& e : flows_on(l)) {
+    for (const LinkFlowEntry& e : sharing.flows_on(l)) {
       const FlowState& f = flows[e.slot];
       if (f.stuck || f.rate == 0 || f.private_caps.min() <= 0) return false;  // stalled: full solve
       load += e.weight * std::max(0.0, f.rate);
@@ -288,7 +287,7 @@ bool Fabric::Impl::recompute_region() {
     }
     const bool overloaded = load > capacity * (1 + kRateTolerance);
     const bool saturated = load >= capacity * (1 - kRateTolerance);
-    for (const LinkFlowEntry& e : flows_on(l)) {
+    for (const LinkFlowEntry& e : sharing.flows_on(l)) {
       const double rate = flows[e.slot].rate;
       const bool held = arrivals && saturated && rate > 0 && fastest <= rate * (1 + kRateTolerance);
       if (overloaded || rate < 0 || held || !outside_flow_keeps_bottleneck(e.slot)) region.joining.push_back(e.slot);
@@ -311,11 +310,11 @@ bool Fabric::Impl::recompute_region() {
       if (!check_region_flow(i)) return false;
     }
     if (++region.check_stamp == 0) {  // wrapped: clear the stamps so none matches by accident
-      for (FlowState& f : flows) f.check_stamp = 0;
+      for (FlowState& f : flows.all()) f.check_stamp = 0;
       region.check_stamp = 1;
     }
     const auto check_outside = [&](std::uint32_t slot) {
-      if (flow_epoch[slot] == epoch) return;
+      if (flows.epoch(slot) == epoch) return;
       FlowState& g = flows[slot];
       if (g.check_stamp == region.check_stamp) return;
       g.check_stamp = region.check_stamp;
@@ -336,18 +335,17 @@ bool Fabric::Impl::recompute_region() {
       if (as_last_round || !(r.changed || changed_last_round)) continue;
       if (r.pair >= 0) {
         if (r.inside == 2) continue;
-        const PairGroup& g = pair_groups[static_cast<std::size_t>(r.pair)];
+        const PairGroup& g = sharing.pair(static_cast<std::size_t>(r.pair));
         check_outside(g.a);
         check_outside(g.b);
         continue;
       }
-      const LinkFlowsView list = flows_on(r.link);
+      const LinkFlowsView list = sharing.flows_on(r.link);
       if (list.size() == r.inside) continue;  // no flow outside R on it
       for (const LinkFlowEntry& e : list) check_outside(e.slot);
     }
     if (region.joining.empty()) {
-      for (const topo::LinkId l : dirty_links) link_dirty[l.index()] = 0;
-      dirty_links.clear();
+      links.clear_dirty();
       return true;
     }
     for (const std::uint32_t slot : region.joining) {

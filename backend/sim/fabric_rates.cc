@@ -10,13 +10,6 @@
 
 namespace megasim::backend {
 
-void Fabric::Impl::mark_dirty(topo::LinkId l) {
-  std::uint8_t& dirty = link_dirty[l.index()];
-  if (dirty != 0) return;
-  dirty = 1;
-  dirty_links.push_back(l);
-}
-
 // One recomputation per instant: it is queued behind the events already scheduled for now, so
 // every flow start, completion and link change of this instant is solved together.
 void Fabric::Impl::request_recompute() {
@@ -36,20 +29,17 @@ void Fabric::Impl::collect_component() {
     LinkMark& m = link_mark[l.index()];
     if (m.epoch == epoch) return;
     m.epoch = epoch;
-    m.local = problem.add_link(link_capacity[l.index()]);
+    m.local = problem.add_link(links.capacity(l));
     bfs_stack.push_back(l);
   };
-  for (const topo::LinkId l : dirty_links) {
-    link_dirty[l.index()] = 0;
-    visit_link(l);
-  }
-  dirty_links.clear();
+  for (const topo::LinkId l : links.dirty()) visit_link(l);
+  links.clear_dirty();
   while (!bfs_stack.empty()) {
     const topo::LinkId l = bfs_stack.back();
     bfs_stack.pop_back();
-    for (const LinkFlowEntry& e : flows_on(l)) {
-      if (flow_epoch[e.slot] == epoch) continue;
-      flow_epoch[e.slot] = epoch;
+    for (const LinkFlowEntry& e : sharing.flows_on(l)) {
+      if (flows.epoch(e.slot) == epoch) continue;
+      flows.epoch(e.slot) = epoch;
       component_flows.push_back(e.slot);
       for (const Usage& u : flows[e.slot].usages) visit_link(u.link);
     }
@@ -64,7 +54,7 @@ void Fabric::Impl::next_epoch() {
   if (++epoch == 0) {  // wrapped: clear the stamps so none matches the new epoch by accident
     for (LinkMark& m : link_mark) m.epoch = 0;
     for (LinkMark& m : pair_mark) m.epoch = 0;
-    std::fill(flow_epoch.begin(), flow_epoch.end(), 0);
+    flows.clear_epochs();
     epoch = 1;
   }
 }
@@ -107,18 +97,7 @@ void Fabric::Impl::apply_rate(std::uint32_t slot, double rate) {
   if (f.rate >= 0 && std::abs(rate - f.rate) <= 1e-12 * f.rate) return;
   settle(f);
   f.rate = rate;
-  // Its entries in the lists of its shared links and their totals (the scans read rates there; a
-  // pair's links are read through the pair group and the flows, and get their rates when they turn
-  // shared).
-  for (const SharedUsage& k : f.shared) {
-    const std::uint32_t list = occupants[k.link.index()].usage;
-    LinkFlowEntry& e = flow_lists[list][f.usages[k.usage].position];
-    SharedTotals& t = shared_totals[list];
-    t.load += k.weight * (std::max(0.0, rate) - std::max(0.0, e.rate));
-    t.fastest = std::max(t.fastest, rate);
-    if ((e.rate <= 0) != (rate <= 0)) rate <= 0 ? ++t.unsolved : --t.unsolved;
-    e.rate = rate;
-  }
+  sharing.on_rate_change(f, rate);
   sim.cancel(f.completion);
   f.completion = {};
   if (rate > 0) {
@@ -147,17 +126,17 @@ std::string Fabric::Impl::check_rates() const {
   MaxMinProblem all;
   std::vector<std::int64_t> local(links.size(), -1);
   std::vector<double> current;
-  for (const FlowState& f : flows) {
+  for (const FlowState& f : flows.all()) {
     if (!f.active) continue;
     for (const Usage& u : f.usages) {
       std::int64_t& index = local[u.link.index()];
-      if (index < 0) index = all.add_link(links[u.link.index()].capacity());
+      if (index < 0) index = all.add_link(links.state(u.link).capacity());
       all.add_usage(static_cast<std::uint32_t>(index), u.weight);
     }
     all.end_flow();
     current.push_back(std::max(0.0, f.rate));
   }
-  if (std::string sharing = check_sharing(); !sharing.empty()) return sharing;
+  if (std::string broken = check_state(); !broken.empty()) return broken;
   return check_max_min(all, current, 1e-9);
 }
 

@@ -15,40 +15,17 @@
 #include "backend/sim/fabric_impl.h"
 
 namespace megasim::backend {
-// Whether link l is a bottleneck of the flow in `slot`: saturated, and no flow on it faster. False
-// for a link the flow in `leaving` crosses (its capacity is about to be freed).
-bool Fabric::Impl::is_bottleneck_of(topo::LinkId l, std::uint32_t slot, std::uint32_t leaving) const {
-  const double limit = flows[slot].rate * (1 + kRateTolerance);
-  double load = 0;
-  for (const LinkFlowEntry& e : flows_on(l)) {
-    if (e.rate > limit || e.slot == leaving) return false;
-    load += e.weight * e.rate;
-  }
-  return load >= link_capacity[l.index()] * (1 - kRateTolerance);
-}
-
-// The pair group's links bind `slot` (one of its two flows): they are saturated, r_a + r_b at the
-// smallest cap, and neither flow is faster. False for a group that ended or is another pair's now.
-bool Fabric::Impl::is_pair_bottleneck_of(std::int32_t pair, std::uint32_t slot) const {
-  const PairGroup& g = pair_groups[static_cast<std::size_t>(pair)];
-  if (!g.has(slot)) return false;
-  const double limit = flows[slot].rate * (1 + kRateTolerance);
-  const double ra = flows[g.a].rate;
-  const double rb = flows[g.b].rate;
-  if (ra > limit || rb > limit) return false;
-  return ra + rb >= g.caps.min() * (1 - kRateTolerance);
-}
 
 // Whether the flow in `slot` has a bottleneck that `leaving` does not cross: a link it crosses alone
 // where it runs at its cap, one of its pair groups without `leaving`, or a shared link without it.
 bool Fabric::Impl::has_bottleneck_without(std::uint32_t slot, std::uint32_t leaving) {
-  return find_bottleneck(
+  return sharing.find_bottleneck(
       slot,
       [&](std::uint32_t pair) {
-        const PairGroup& p = pair_groups[pair];
-        return p.a != leaving && p.b != leaving && is_pair_bottleneck_of(static_cast<std::int32_t>(pair), slot);
+        const PairGroup& p = sharing.pair(pair);
+        return p.a != leaving && p.b != leaving && sharing.is_pair_bottleneck_of(static_cast<std::int32_t>(pair), slot);
       },
-      [&](topo::LinkId l) { return is_bottleneck_of(l, slot, leaving); });
+      [&](topo::LinkId l) { return sharing.is_bottleneck_of(l, slot, leaving); });
 }
 
 // The flows that share a link with the leaving flow are those on its shared links and its pair
@@ -61,17 +38,13 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
     std::fill(removal_flow_mark.begin(), removal_flow_mark.end(), 0);
     removal_epoch = 1;
   }
-  removal_flow_mark.resize(flows.size(), 0);
+  removal_flow_mark.resize(flows.slots(), 0);
   removal_flow_mark[slot] = removal_epoch;
   // The lists of its shared links, then its neighbours' records, load together (each a miss at scale).
+  for (const SharedUsage& k : f.shared) sharing.prefetch_list(k.link);
+  for (const std::uint32_t pair : f.pairs) __builtin_prefetch(&flows[sharing.pair(pair).partner(slot)]);
   for (const SharedUsage& k : f.shared) {
-    const auto* list = reinterpret_cast<const char*>(&flow_lists[occupants[k.link.index()].usage]);
-    __builtin_prefetch(list);
-    __builtin_prefetch(list + sizeof(LinkFlowList) - 1);
-  }
-  for (const std::uint32_t pair : f.pairs) __builtin_prefetch(&flows[pair_groups[pair].partner(slot)]);
-  for (const SharedUsage& k : f.shared) {
-    for (const LinkFlowEntry& e : flows_on(k.link)) __builtin_prefetch(&flows[e.slot]);
+    for (const LinkFlowEntry& e : sharing.flows_on(k.link)) __builtin_prefetch(&flows[e.slot]);
   }
   const auto keeps = [&](std::uint32_t neighbour) {
     if (removal_flow_mark[neighbour] == removal_epoch) return true;
@@ -80,10 +53,10 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
     return has_bottleneck_without(neighbour, slot);
   };
   for (const std::uint32_t pair : f.pairs) {
-    if (!keeps(pair_groups[pair].partner(slot))) return false;
+    if (!keeps(sharing.pair(pair).partner(slot))) return false;
   }
   for (const SharedUsage& k : f.shared) {
-    for (const LinkFlowEntry& e : flows_on(k.link)) {
+    for (const LinkFlowEntry& e : sharing.flows_on(k.link)) {
       if (!keeps(e.slot)) return false;
     }
   }
@@ -102,7 +75,7 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
   if (!(rate > 0)) return false;  // a dead link
   BottleneckHint tightest;        // none: a link it crosses alone
   for (const std::uint32_t pair : f.pairs) {
-    const PairGroup& g = pair_groups[pair];
+    const PairGroup& g = sharing.pair(pair);
     const double partner_rate = flows[g.partner(slot)].rate;
     if (partner_rate < 0) return false;  // not yet solved
     const double cap = g.caps.min();
@@ -113,9 +86,9 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
     }
   }
   for (const SharedUsage& u : f.shared) {
-    const double capacity = link_capacity[u.link.index()];
+    const double capacity = links.capacity(u.link);
     double load = 0;
-    for (const LinkFlowEntry& e : flows_on(u.link)) {
+    for (const LinkFlowEntry& e : sharing.flows_on(u.link)) {
       if (e.slot == slot) continue;
       if (e.rate < 0) return false;  // not yet solved
       load += e.weight * e.rate;
@@ -130,9 +103,9 @@ bool Fabric::Impl::admit_without_resolve(std::uint32_t slot) {
   if (!std::isfinite(rate)) return false;  // crosses no link: left to the solve
   const double limit = rate * (1 + kRateTolerance);
   if (tightest.pair >= 0) {
-    if (flows[pair_groups[static_cast<std::size_t>(tightest.pair)].partner(slot)].rate > limit) return false;
+    if (flows[sharing.pair(static_cast<std::size_t>(tightest.pair)).partner(slot)].rate > limit) return false;
   } else if (tightest.usage >= 0) {
-    for (const LinkFlowEntry& e : flows_on(f.usages[static_cast<std::size_t>(tightest.usage)].link)) {
+    for (const LinkFlowEntry& e : sharing.flows_on(f.usages[static_cast<std::size_t>(tightest.usage)].link)) {
       if (e.slot != slot && e.rate > limit) return false;
     }
   }

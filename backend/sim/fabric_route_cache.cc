@@ -1,107 +1,68 @@
-// The route cache: ECMP and spray routes by a flow's first lane (a communicator's transfers reuse
-// their connections, and so their paths, all iteration). Flows routed from it read its lanes and
-// segments in place and credit the bytes they carry to it; clearing it (a link's membership or
-// capacity changed) credits those bytes to the links and gives the flows their own copies.
-#include <memory>
+// RouteCache: the cached routes, their index by first lane and the bytes credited to them.
+#include "backend/sim/fabric_route_cache.h"
 
-#include "backend/sim/fabric_impl.h"
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/error.h"
 
 namespace megasim::backend {
 
-void Fabric::Impl::own_route(FlowState& f) {
-  if (f.route == nullptr) return;
-  if (borrows_route_usages(f)) {
-    f.own_usages.assign(f.usages.begin(), f.usages.end());
-    f.usages = f.own_usages;
-    f.route->usages_lent = false;
+namespace {
+LaneKey key_of(const FlowLane& lane) {
+  return {lane.src.value, lane.dst.value, lane.connection};
+}
+}  // namespace
+
+CachedRoute* RouteCache::find(const std::vector<FlowLane>& lanes, RouteHint* hint) {
+  CachedRoute* cached = nullptr;
+  if (current(hint)) {
+    cached = hint->route;
+    MEGASIM_ASSERT(cached->lanes.size() == lanes.size() && cached->first_lane == lanes.front(),
+                   "a route hint handed back for other lanes");
+  } else if (CachedRoute* found = index_.find(key_of(lanes.front())); found != nullptr && found->lanes == lanes) {
+    cached = found;
   }
-  f.lanes = f.route->routes;
-  f.segments = f.route->segments;
-  f.own_links = f.route->links;
-  f.route = nullptr;
+  if (cached != nullptr && hint != nullptr) *hint = {cached, generation_};
+  return cached;
 }
 
-void Fabric::Impl::clear_route_cache() {
-  for (const std::unique_ptr<CachedRoute>& r : route_store) {
-    for (const Usage& u : r->usages) links[u.link.index()].carried += u.weight * r->pending_lane_bytes;
-  }
-  for (FlowState& f : flows) {
-    if (f.active) {
-      own_route(f);
-    } else {
-      f.route = nullptr;
-    }
-  }
-  route_cache.clear();
-  route_store.clear();
-  ++route_generation;
+CachedRoute* RouteCache::add(CachedRoute route, RouteHint* hint) {
+  store_.push_back(std::make_unique<CachedRoute>(std::move(route)));
+  CachedRoute* stored = store_.back().get();
+  index_.assign(key_of(stored->first_lane), stored);
+  if (hint != nullptr) *hint = {stored, generation_};
+  return stored;
 }
 
-void Fabric::Impl::release_usages(FlowState& f) {
-  if (borrows_route_usages(f)) f.route->usages_lent = false;
-  f.own_usages.clear();
-  f.own_links.clear();
-  f.usages = {};
+void RouteCache::clear(LinkTable& links) {
+  for (const std::unique_ptr<CachedRoute>& r : store_) {
+    for (const Usage& u : r->usages) links.credit(u.link, u.weight * r->pending_lane_bytes);
+  }
+  index_.clear();
+  store_.clear();
+  ++generation_;
 }
 
-void Fabric::Impl::route_flow(FlowState& f, const std::vector<FlowLane>& lanes, RouteHint* hint) {
-  f.lanes.clear();
-  f.segments.clear();
-  f.latency = -1;
-  f.route = nullptr;
-  const bool cacheable = params.routing != Routing::kAdaptive;  // adaptive paths depend on the load
-  const LaneKey key{lanes.front().src.value, lanes.front().dst.value, lanes.front().connection};
-  if (cacheable) {
-    CachedRoute* cached = nullptr;
-    if (hint != nullptr && hint->route != nullptr && hint->generation == route_generation) {
-      cached = hint->route;
-      MEGASIM_ASSERT(cached->lanes.size() == lanes.size() && cached->first_lane == lanes.front(),
-                     "a route hint handed back for other lanes");
-    } else if (CachedRoute* found = route_cache.find(key); found != nullptr && found->lanes == lanes) {
-      cached = found;
-    }
-    if (cached != nullptr) {
-      if (hint != nullptr) *hint = {cached, route_generation};
-      CachedRoute& r = *cached;
-      if (r.usages_lent) {  // another flow of the route holds its array: copy it, clean
-        f.own_usages = r.usages;
-        for (Usage& u : f.own_usages) {
-          u.position = 0;
-          u.shared_index = u.pair = -1;
-        }
-        f.usages = f.own_usages;
-      } else {
-        r.usages_lent = true;
-        f.usages = r.usages;
-      }
-      f.latency = r.latency;
-      f.route = cached;
-      return;
-    }
+double RouteCache::with_pending_bytes(topo::LinkId l, double carried) const {
+  for (const std::unique_ptr<CachedRoute>& r : store_) {
+    const auto u = std::ranges::lower_bound(r->usages, l, {}, &Usage::link);
+    if (u != r->usages.end() && u->link == l) carried += u->weight * r->pending_lane_bytes;
   }
-  for (const FlowLane& lane : lanes) {
-    LaneRoute r{lane, static_cast<std::uint32_t>(f.segments.size()), 0, false};
-    const LaneResult result = route_lane(lane, f.segments);
-    r.segments = static_cast<std::uint32_t>(f.segments.size()) - r.first_segment;
-    r.fluid = result.fluid;
-    f.stuck = f.stuck || result.stuck;
-    f.lanes.push_back(r);
+  return carried;
+}
+
+std::string RouteCache::check() const {
+  const auto clean = [](const Usage& u) { return u.position == 0 && u.shared_index < 0 && u.pair < 0; };
+  for (const std::unique_ptr<CachedRoute>& r : store_) {
+    if (r->lanes.empty() || !(r->first_lane == r->lanes.front())) return "a cached route's first lane is stale";
+    if (r->links.size() != r->usages.size() || !std::ranges::equal(r->links, r->usages, {}, {}, &Usage::link))
+      return "a cached route's link ids are out of step with its usages";
+    if (!r->usages_lent && !std::ranges::all_of(r->usages, clean)) return "a cached route's idle usages are not clean";
   }
-  build_usages(f);
-  if (cacheable && !f.stuck) {
-    f.latency = path_latency(f);
-    // A route already cached under this key (other lanes) stays in the store for the flows using it.
-    PrivateCaps caps;
-    for (const Usage& u : f.usages) caps.add(u.cap);
-    route_store.push_back(
-        std::make_unique<CachedRoute>(CachedRoute{lanes, lanes.front(), std::move(f.lanes), std::move(f.segments),
-                                                  f.own_usages, f.own_links, false, std::move(caps), f.latency}));
-    f.lanes.clear();
-    f.segments.clear();
-    f.route = route_store.back().get();
-    route_cache.assign(key, f.route);
-    if (hint != nullptr) *hint = {f.route, route_generation};
-  }
+  if (index_.size() > store_.size()) return "the route index names more routes than are stored";
+  return "";
 }
 
 }  // namespace megasim::backend

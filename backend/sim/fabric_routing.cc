@@ -37,16 +37,12 @@ bool Fabric::Impl::uses_removed_link(const topo::Path& p) const {
 void Fabric::Impl::add_segment(const Segment& s, std::vector<Segment>& out) {
   out.push_back(s);
   if (params.routing != Routing::kAdaptive) return;
-  for (const topo::LinkId l : s.path.view()) links[l.index()].segment_weight += s.weight;
+  for (const topo::LinkId l : s.path.view()) links.add_segment_weight(l, s.weight);
 }
 
 void Fabric::Impl::drop_segment_load(const Segment& s) {
   if (params.routing != Routing::kAdaptive) return;
-  for (const topo::LinkId l : s.path.view()) {
-    double& w = links[l.index()].segment_weight;
-    w -= s.weight;
-    if (std::abs(w) < 1e-12) w = 0;  // keep an idle link's load exactly 0 despite rounding
-  }
+  for (const topo::LinkId l : s.path.view()) links.drop_segment_weight(l, s.weight);
 }
 
 // The path of QP `qp` under the configured routing with the current ECMP membership, or nullopt
@@ -57,7 +53,7 @@ std::optional<topo::Path> Fabric::Impl::qp_path(const FlowLane& lane, int qp, co
     const topo::NextHopChooser least_loaded = [this](topo::NodeId, std::span<const topo::LinkId> candidates) {
       std::uint32_t best = 0;
       for (std::uint32_t i = 1; i < candidates.size(); ++i) {
-        if (links[candidates[i].index()].segment_weight < links[candidates[best].index()].segment_weight) best = i;
+        if (links.segment_weight(candidates[i]) < links.segment_weight(candidates[best])) best = i;
       }
       return best;
     };

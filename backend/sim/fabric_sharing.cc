@@ -18,7 +18,7 @@
 #include <limits>
 #include <span>
 
-#include "backend/sim/fabric_impl.h"
+#include "backend/sim/fabric_sharing_index.h"
 #include "sim/error.h"
 
 namespace megasim::backend {
@@ -55,30 +55,26 @@ void PrivateCaps::clear() {
   smallest_ = std::numeric_limits<double>::infinity();
 }
 
-double Fabric::Impl::usage_cap(const Usage& u) const {
-  return link_capacity[u.link.index()] / u.weight;
-}
-
-void Fabric::Impl::add_shared(std::uint32_t slot, std::uint32_t usage) {
-  FlowState& f = flows[slot];
+void SharingIndex::add_shared(std::uint32_t slot, std::uint32_t usage) {
+  FlowState& f = flows_[slot];
   Usage& u = f.usages[usage];
   u.shared_index = static_cast<std::int32_t>(f.shared.size());
   f.shared.push_back({usage, u.link, u.weight});
 }
 
-void Fabric::Impl::recount_totals(std::uint32_t list) {
+void SharingIndex::recount_totals(std::uint32_t list) {
   SharedTotals t;
-  for (const LinkFlowEntry& e : flow_lists[list]) {
+  for (const LinkFlowEntry& e : lists_[list]) {
     t.load += e.weight * std::max(0.0, e.rate);
     t.fastest = std::max(t.fastest, e.rate);
     if (e.rate <= 0) ++t.unsolved;
   }
-  t.flows = static_cast<std::uint32_t>(flow_lists[list].size());
-  shared_totals[list] = t;
+  t.flows = static_cast<std::uint32_t>(lists_[list].size());
+  totals_[list] = t;
 }
 
-void Fabric::Impl::remove_shared(std::uint32_t slot, std::uint32_t usage) {
-  FlowState& f = flows[slot];
+void SharingIndex::remove_shared(std::uint32_t slot, std::uint32_t usage) {
+  FlowState& f = flows_[slot];
   Usage& u = f.usages[usage];
   const auto index = static_cast<std::size_t>(u.shared_index);
   f.shared[index] = f.shared.back();
@@ -87,82 +83,81 @@ void Fabric::Impl::remove_shared(std::uint32_t slot, std::uint32_t usage) {
   u.shared_index = -1;
 }
 
-void Fabric::Impl::mark_shared(std::uint32_t slot, std::uint32_t usage) {
-  flows[slot].private_caps.remove(flows[slot].usages[usage].cap);
+void SharingIndex::mark_shared(std::uint32_t slot, std::uint32_t usage) {
+  flows_[slot].private_caps.remove(flows_[slot].usages[usage].cap);
   add_shared(slot, usage);
 }
 
-void Fabric::Impl::mark_private(std::uint32_t slot, std::uint32_t usage) {
+void SharingIndex::mark_private(std::uint32_t slot, std::uint32_t usage) {
   remove_shared(slot, usage);
-  flows[slot].private_caps.add(flows[slot].usages[usage].cap);
+  flows_[slot].private_caps.add(flows_[slot].usages[usage].cap);
 }
 
 // Puts the link of entries x and y (its only two flows, equal weights) in their pair group,
 // creating the group at the pair's first link.
-void Fabric::Impl::pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
+void SharingIndex::pair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
   const std::uint32_t a = std::min(x.slot, y.slot);
   const std::uint32_t b = std::max(x.slot, y.slot);
   // The pair's group, if it has one, is in both flows' lists: search the shorter.
-  const bool a_shorter = flows[a].pairs.size() <= flows[b].pairs.size();
-  const auto& candidates = a_shorter ? flows[a].pairs : flows[b].pairs;
+  const bool a_shorter = flows_[a].pairs.size() <= flows_[b].pairs.size();
+  const auto& candidates = a_shorter ? flows_[a].pairs : flows_[b].pairs;
   const std::uint32_t other = a_shorter ? b : a;
   const auto found = std::ranges::find_if(
-      candidates, [&](std::uint32_t id) { return pair_groups[id].partner(a_shorter ? a : b) == other; });
+      candidates, [&](std::uint32_t id) { return pairs_[id].partner(a_shorter ? a : b) == other; });
   std::uint32_t id = 0;
   if (found != candidates.end()) {
     id = *found;
   } else {
-    if (free_pairs.empty()) {
-      pair_groups.emplace_back();
-      pair_mark.emplace_back();
-      id = static_cast<std::uint32_t>(pair_groups.size() - 1);
+    if (free_pairs_.empty()) {
+      pairs_.emplace_back();
+      id = static_cast<std::uint32_t>(pairs_.size() - 1);
     } else {
-      id = free_pairs.back();
-      free_pairs.pop_back();
+      id = free_pairs_.back();
+      free_pairs_.pop_back();
     }
-    PairGroup& g = pair_groups[id];
+    PairGroup& g = pairs_[id];
     g.a = a;
     g.b = b;
     g.active = true;
-    flows[a].pairs.push_back(id);
-    flows[b].pairs.push_back(id);
+    flows_[a].pairs.push_back(id);
+    flows_[b].pairs.push_back(id);
   }
-  Usage& ux = flows[x.slot].usages[x.usage];
-  Usage& uy = flows[y.slot].usages[y.usage];
-  pair_groups[id].caps.add(ux.cap);
+  Usage& ux = flows_[x.slot].usages[x.usage];
+  Usage& uy = flows_[y.slot].usages[y.usage];
+  pairs_[id].caps.add(ux.cap);
   ux.pair = uy.pair = static_cast<std::int32_t>(id);
 }
 
 // Takes the link of entries x and y out of their pair group; the group ends with its last link.
-void Fabric::Impl::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
-  Usage& ux = flows[x.slot].usages[x.usage];
-  Usage& uy = flows[y.slot].usages[y.usage];
+void SharingIndex::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
+  Usage& ux = flows_[x.slot].usages[x.usage];
+  Usage& uy = flows_[y.slot].usages[y.usage];
   const auto id = static_cast<std::uint32_t>(ux.pair);
   MEGASIM_ASSERT(ux.pair >= 0 && uy.pair == ux.pair, "unpairing a link that is not a pair's");
   ux.pair = uy.pair = -1;
-  PairGroup& g = pair_groups[id];
+  PairGroup& g = pairs_[id];
   g.caps.remove(ux.cap);
   if (!g.caps.empty()) return;
   for (const std::uint32_t slot : {g.a, g.b}) {
-    auto& pairs = flows[slot].pairs;
+    auto& pairs = flows_[slot].pairs;
     const auto at = std::find(pairs.begin(), pairs.end(), id);
     MEGASIM_ASSERT(at != pairs.end(), "a flow lost track of its pair group");
     *at = pairs.back();
     pairs.pop_back();
   }
   g.active = false;
-  free_pairs.push_back(id);
+  free_pairs_.push_back(id);
 }
 
 // The usage's flow was just appended to the list of a link that binds its flows (two or more were
 // there): classify it, and the flows already there.
-void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
-  const std::uint32_t index = occupants[flows[slot].usages[usage].link.index()].usage;
-  LinkFlowList& list = flow_lists[index];
+void SharingIndex::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
+  const std::uint32_t index = occupants_[flows_[slot].usages[usage].link.index()].usage;
+  LinkFlowList& list = lists_[index];
   if (list.size() == 3 && is_pair_list(std::span(list.data(), 2))) {  // its two flows were a pair
     unpair_link(list[0], list[1]);
     for (LinkFlowEntry& e : std::span(list.data(), 2)) {  // shared now: their rates are read from the list
-      e.rate = flows[e.slot].rate;
+      e.rate = flows_[e.slot].rate;
       add_shared(e.slot, e.usage);
     }
   }
@@ -173,14 +168,14 @@ void Fabric::Impl::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
 // A flow just left the list of binding link l: the flows left there are reclassified (uninstall_usages
 // records a last one as the link's lone flow afterwards). A flow paired on l is unpaired by the
 // caller before it leaves.
-void Fabric::Impl::on_link_left(std::uint32_t index, topo::LinkId l) {
-  LinkFlowList& list = flow_lists[index];
+void SharingIndex::on_link_left(std::uint32_t index, topo::LinkId l) {
+  LinkFlowList& list = lists_[index];
   if (list.size() == 1) {
-    const Usage& u = flows[list.front().slot].usages[list.front().usage];
+    const Usage& u = flows_[list.front().slot].usages[list.front().usage];
     if (u.shared_index >= 0) mark_private(list.front().slot, list.front().usage);
     return;  // the list goes back to the pool; its class is set when it is taken again
   }
-  if (!list_can_bind({list.data(), list.size()}, link_capacity[l.index()])) {
+  if (!list_can_bind({list.data(), list.size()}, links_.capacity(l))) {
     classify_slack(index);
     return;
   }
@@ -197,79 +192,31 @@ void Fabric::Impl::on_link_left(std::uint32_t index, topo::LinkId l) {
 
 // The flows of a listed link that was slack: their loads at their fastest can exceed its capacity
 // now, so it constrains them, as a pair group (two flows, equal weights) or a shared link.
-void Fabric::Impl::classify_binding(std::uint32_t index) {
-  LinkFlowList& list = flow_lists[index];
-  list_class[index] = ListClass::kBinding;
-  for (const LinkFlowEntry& e : list) flows[e.slot].private_caps.remove(flows[e.slot].usages[e.usage].cap);
+void SharingIndex::classify_binding(std::uint32_t index) {
+  LinkFlowList& list = lists_[index];
+  class_[index] = ListClass::kBinding;
+  for (const LinkFlowEntry& e : list) flows_[e.slot].private_caps.remove(flows_[e.slot].usages[e.usage].cap);
   if (is_pair_list(list)) {
     pair_link(list[0], list[1]);
     return;
   }
   for (LinkFlowEntry& e : list) {  // their rates are read from the list while it binds
-    e.rate = flows[e.slot].rate;
+    e.rate = flows_[e.slot].rate;
     add_shared(e.slot, e.usage);
   }
   recount_totals(index);
 }
 
 // The reverse: the link cannot bind its flows any more, and each crosses it as if alone.
-void Fabric::Impl::classify_slack(std::uint32_t index) {
-  const LinkFlowList& list = flow_lists[index];
-  list_class[index] = ListClass::kSlack;
-  if (flows[list[0].slot].usages[list[0].usage].pair >= 0) {
+void SharingIndex::classify_slack(std::uint32_t index) {
+  const LinkFlowList& list = lists_[index];
+  class_[index] = ListClass::kSlack;
+  if (flows_[list[0].slot].usages[list[0].usage].pair >= 0) {
     unpair_link(list[0], list[1]);
   } else {
     for (const LinkFlowEntry& e : list) remove_shared(e.slot, e.usage);
   }
-  for (const LinkFlowEntry& e : list) flows[e.slot].private_caps.add(flows[e.slot].usages[e.usage].cap);
-}
-
-// Around a capacity change of link l: every usage's cap on it moves with the capacity, and with it
-// the rate bounds of its flows and so whether their other links can bind them; cached routes carry
-// caps, so they are dropped; link_capacity keeps its copy. Before the change the link is made
-// private to each of its flows (slack), and after it its class is decided afresh.
-void Fabric::Impl::before_capacity_change(topo::LinkId l) {
-  const LinkOccupant& occupant = occupants[l.index()];
-  if (occupant.slot == LinkOccupant::kListed && list_class[occupant.usage] == ListClass::kBinding)
-    classify_slack(occupant.usage);
-  for (const LinkFlowEntry& e : flows_on(l)) flows[e.slot].private_caps.remove(flows[e.slot].usages[e.usage].cap);
-}
-
-void Fabric::Impl::after_capacity_change(topo::LinkId l) {
-  link_capacity[l.index()] = links[l.index()].capacity();
-  clear_route_cache();
-  std::vector<std::uint32_t> slots;
-  for (const LinkFlowEntry& e : flows_on(l)) {
-    Usage& u = flows[e.slot].usages[e.usage];
-    u.cap = usage_cap(u);
-    slots.push_back(e.slot);
-  }
-  for (const std::uint32_t slot : slots) refresh_rate_bound(slot, l);
-  for (const LinkFlowEntry& e : flows_on(l)) flows[e.slot].private_caps.add(flows[e.slot].usages[e.usage].cap);
-  const LinkOccupant& occupant = occupants[l.index()];
-  if (occupant.slot == LinkOccupant::kListed) {
-    const LinkFlowList& list = flow_lists[occupant.usage];
-    if (list_can_bind({list.data(), list.size()}, link_capacity[l.index()])) classify_binding(occupant.usage);
-  }
-}
-
-void Fabric::Impl::refresh_rate_bound(std::uint32_t slot, topo::LinkId skip) {
-  FlowState& f = flows[slot];
-  double bound = std::numeric_limits<double>::infinity();
-  for (const Usage& u : f.usages) bound = std::min(bound, u.cap);
-  if (bound == f.rate_bound) return;
-  f.rate_bound = bound;
-  for (const Usage& u : f.usages) {
-    const LinkOccupant& occupant = occupants[u.link.index()];
-    if (occupant.slot != LinkOccupant::kListed) continue;
-    LinkFlowList& list = flow_lists[occupant.usage];
-    list[u.position].bound_load = u.weight * bound;
-    if (u.link == skip) continue;
-    const bool binds = list_can_bind({list.data(), list.size()}, link_capacity[u.link.index()]);
-    if (binds != (list_class[occupant.usage] == ListClass::kBinding)) {
-      binds ? classify_binding(occupant.usage) : classify_slack(occupant.usage);
-    }
-  }
+  for (const LinkFlowEntry& e : list) flows_[e.slot].private_caps.add(flows_[e.slot].usages[e.usage].cap);
 }
 
 }  // namespace megasim::backend

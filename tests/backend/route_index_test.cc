@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "backend/sim/fabric_impl.h"  // CachedRoute
+#include "backend/sim/fabric_route.h"  // CachedRoute
 
 namespace megasim::backend {
 namespace {
