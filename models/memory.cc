@@ -46,7 +46,7 @@ std::int64_t region_bytes(const ModelSpec& model, const ResolvedPlan& plan, std:
 
 std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
   const std::int64_t chunks = in_flight_chunks(plan, stage);
-  std::int64_t bytes = chunks * plan.layers_per_model_chunk * layer_activation_bytes(model, plan);
+  std::int64_t bytes = chunks * plan.chunk_layers(stage) * layer_activation_bytes(model, plan);
   if (plan.plan.recompute_granularity == RecomputeGranularity::kFull) {
     bytes += full_layer_bytes(layer_parts(model, plan), plan);
   }
@@ -59,7 +59,7 @@ std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& 
 }
 
 MemoryBreakdown model_state(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
-  const std::int64_t params = stage_parameter_count(model, plan.tp, plan.pp, stage);
+  const std::int64_t params = stage_parameter_count(model, plan, stage);
   const bool distributed = plan.plan.use_distributed_optimizer;
   MemoryBreakdown out;
   out.parameters_bytes = kParamBytes * params;

@@ -104,8 +104,13 @@ std::int64_t parameter_count(const ModelSpec& model, std::int64_t tp) {
 }
 
 std::int64_t stage_parameter_count(const ModelSpec& model, std::int64_t tp, std::int64_t pp, std::int64_t stage) {
+  return stage_parameter_count(model, tp, pp, stage, model.num_layers / pp);
+}
+
+std::int64_t stage_parameter_count(const ModelSpec& model, std::int64_t tp, std::int64_t pp, std::int64_t stage,
+                                   std::int64_t layers) {
   const std::int64_t word_shard = padded_vocab_size(model, tp) / tp * model.hidden_size;
-  std::int64_t count = model.num_layers / pp * layer_parameter_count_per_tp_rank(model, tp);
+  std::int64_t count = layers * layer_parameter_count_per_tp_rank(model, tp);
   if (stage == 0) count += word_shard + position_parameters(model);
   if (stage == pp - 1) {
     count += 2 * model.hidden_size;  // final LayerNorm

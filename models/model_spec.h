@@ -63,10 +63,14 @@ std::int64_t layer_parameter_count_per_tp_rank(const ModelSpec& model, std::int6
 // learned position table, layers, final LayerNorm, and an output matrix only when untied.
 std::int64_t parameter_count(const ModelSpec& model, std::int64_t tp);
 
-// Parameters held by one GPU of pipeline stage `stage` (0-based) out of pp stages, TP-sharded.
-// Layers split evenly (num_layers % pp == 0 is required by the plan). The first stage holds the
-// embeddings, the last the final LayerNorm and the output matrix; when tied and pp > 1 the last
-// stage holds Megatron's copy of the word embeddings for the logits (memory, not a new parameter).
+// Parameters held by one GPU of pipeline stage `stage` (0-based) out of pp stages, TP-sharded, the
+// stage holding `layers` layers. The first stage holds the embeddings, the last the final LayerNorm
+// and the output matrix; when tied and pp > 1 the last stage holds Megatron's copy of the word
+// embeddings for the logits (memory, not a new parameter).
+std::int64_t stage_parameter_count(const ModelSpec& model, std::int64_t tp, std::int64_t pp, std::int64_t stage,
+                                   std::int64_t layers);
+// The same with the layers split evenly (num_layers / pp each); a plan's own split is
+// stage_parameter_count(model, plan, stage) (plan.h).
 std::int64_t stage_parameter_count(const ModelSpec& model, std::int64_t tp, std::int64_t pp, std::int64_t stage);
 
 // Parsing of the text forms used in scenario files ("gelu", "swiglu"; "learned_absolute",

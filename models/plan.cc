@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "sim/error.h"
 
@@ -43,22 +44,67 @@ void check_tensor(const ModelSpec& model, std::int64_t tp, std::int64_t gpus_per
   require_divides(gpus_per_server, "the GPUs per server");
 }
 
-void check_pipeline(const ModelSpec& model, const ParallelPlan& plan, ResolvedPlan& out) {
-  if (model.num_layers % out.pp != 0) {
-    throw ConfigError("plan.pipeline_model_parallel_size", str(out.pp),
-                      "a divisor of num_layers " + str(model.num_layers));
+// The layers of the first and last stages when set apart, and of the others (Megatron-LM's
+// get_num_layers_to_build: the layers left after the set stages split evenly over the rest).
+void split_layers(const ModelSpec& model, const ParallelPlan& plan, ResolvedPlan& out) {
+  const std::int64_t first = plan.decoder_first_pipeline_num_layers;
+  const std::int64_t last = plan.decoder_last_pipeline_num_layers;
+  if (first == 0 && last == 0) {
+    if (model.num_layers % out.pp != 0) {
+      throw ConfigError("plan.pipeline_model_parallel_size", str(out.pp),
+                        "a divisor of num_layers " + str(model.num_layers));
+    }
+    out.layers_per_stage = out.first_stage_layers = out.last_stage_layers = model.num_layers / out.pp;
+    return;
   }
-  out.layers_per_stage = model.num_layers / out.pp;
-  out.layers_per_model_chunk = out.layers_per_stage;
+  const char* key = first != 0 ? "plan.decoder_first_pipeline_num_layers" : "plan.decoder_last_pipeline_num_layers";
+  const std::int64_t value = first != 0 ? first : last;
+  for (const auto& [k, n] : {std::pair{"plan.decoder_first_pipeline_num_layers", first},
+                             std::pair{"plan.decoder_last_pipeline_num_layers", last}}) {
+    if (n < 0 || n > model.num_layers) {
+      throw ConfigError(k, str(n),
+                        "0 (an even share) or a number of layers from 1 to num_layers " + str(model.num_layers));
+    }
+  }
+  if (out.pp < 2) {
+    throw ConfigError(key, str(value), "0: an uneven first or last stage needs pipeline_model_parallel_size >= 2");
+  }
+  const std::int64_t middle = middle_stage_layers(model.num_layers, out.pp, first, last);
+  if (middle == 0) {
+    const std::int64_t others = out.pp - (first != 0 ? 1 : 0) - (last != 0 ? 1 : 0);
+    const std::int64_t left = model.num_layers - first - last;
+    const std::string what = others == 0
+                                 ? "add up to num_layers " + str(model.num_layers)
+                                 : "leave a multiple of the other " + str(others) + " stages, at least one " +
+                                       "layer each (now " + str(left) + " of num_layers " + str(model.num_layers) + ")";
+    throw ConfigError(key, str(value), "first and last stage layers that " + what);
+  }
+  out.layers_per_stage = middle;
+  out.first_stage_layers = first != 0 ? first : out.layers_per_stage;
+  out.last_stage_layers = last != 0 ? last : out.layers_per_stage;
+}
+
+void check_pipeline(const ModelSpec& model, const ParallelPlan& plan, ResolvedPlan& out) {
+  split_layers(model, plan, out);
   const std::int64_t per_chunk = plan.num_layers_per_virtual_pipeline_stage;
   if (per_chunk == 0) return;
   const char* key = "plan.num_layers_per_virtual_pipeline_stage";
   if (out.pp < 2) throw ConfigError(key, str(per_chunk), "0: interleaving needs pipeline_model_parallel_size >= 2");
-  if (out.layers_per_stage % per_chunk != 0) {
-    throw ConfigError(key, str(per_chunk), "0 or a divisor of num_layers / pp = " + str(out.layers_per_stage));
+  const std::int64_t even = out.layers_per_stage;
+  if (even % per_chunk != 0) {
+    throw ConfigError(key, str(per_chunk),
+                      std::string("0 or a divisor of ") +
+                          (out.uneven_stages() ? "a middle stage's layers " : "num_layers / pp = ") + str(even));
   }
-  out.virtual_stages = out.layers_per_stage / per_chunk;
-  out.layers_per_model_chunk = per_chunk;
+  out.virtual_stages = even / per_chunk;
+  for (const std::int64_t layers : {out.first_stage_layers, out.last_stage_layers}) {
+    if (layers % out.virtual_stages != 0) {
+      throw ConfigError(key, str(per_chunk),
+                        "a chunk size whose " + str(out.virtual_stages) +
+                            " model chunks per rank also split the first and last stages' layers (" +
+                            str(out.first_stage_layers) + ", " + str(out.last_stage_layers) + ") evenly");
+    }
+  }
   if (out.virtual_stages == 1) {
     out.warnings.push_back("one model chunk per pipeline rank: using the non-interleaved 1F1B schedule");
   }
@@ -136,6 +182,16 @@ void resolve_switches(const ModelSpec& model, ResolvedPlan& out) {
 }
 
 }  // namespace
+
+std::int64_t middle_stage_layers(std::int64_t num_layers, std::int64_t pp, std::int64_t first, std::int64_t last) {
+  if (pp < 1 || first < 0 || last < 0 || first > num_layers || last > num_layers) return 0;
+  if (first == 0 && last == 0) return num_layers % pp == 0 ? num_layers / pp : 0;
+  if (pp < 2) return 0;
+  const std::int64_t others = pp - (first != 0 ? 1 : 0) - (last != 0 ? 1 : 0);
+  const std::int64_t left = num_layers - first - last;
+  if (others == 0) return left == 0 ? first : 0;
+  return left >= others && left % others == 0 ? left / others : 0;
+}
 
 AttentionKernel attention_kernel_of(const ParallelPlan& plan) {
   return plan.use_flash_attention ? AttentionKernel::kFlashAttention2 : plan.attention_kernel;

@@ -21,6 +21,11 @@ struct ParallelPlan {
   std::int64_t tensor_model_parallel_size = 1;
   std::int64_t pipeline_model_parallel_size = 1;
   std::int64_t num_layers_per_virtual_pipeline_stage = 0;  // 0: no interleaving
+  // Layers of the first and the last pipeline stage when they differ from the others (Megatron-LM's
+  // --decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers; Llama 3 405B keeps one
+  // layer less on both); 0: Megatron's None, that stage takes the even share.
+  std::int64_t decoder_first_pipeline_num_layers = 0;
+  std::int64_t decoder_last_pipeline_num_layers = 0;
   bool sequence_parallel = false;
   std::int64_t micro_batch_size = 1;
   std::int64_t global_batch_size = 1;
@@ -64,17 +69,29 @@ struct ParallelPlan {
 // values in effect: Megatron silently or with a warning turns some off, and so does resolve_plan
 // (each such change is listed in `warnings`).
 struct ResolvedPlan {
-  ParallelPlan plan;                        // the effective plan (switches Megatron would disable are off here)
-  std::int64_t tp = 1, pp = 1, dp = 1;      // tensor, pipeline, data parallel sizes
-  std::int64_t virtual_stages = 1;          // model chunks per pipeline rank (v); 1 = plain 1F1B
-  std::int64_t layers_per_stage = 0;        // layers held by one pipeline rank (num_layers / pp)
-  std::int64_t layers_per_model_chunk = 0;  // layers per virtual stage (layers_per_stage / v)
-  std::int64_t num_microbatches = 0;        // per DP rank per iteration: global / (micro * dp)
+  ParallelPlan plan;                    // the effective plan (switches Megatron would disable are off here)
+  std::int64_t tp = 1, pp = 1, dp = 1;  // tensor, pipeline, data parallel sizes
+  std::int64_t virtual_stages = 1;      // model chunks per pipeline rank (v); 1 = plain 1F1B
+  std::int64_t layers_per_stage = 0;    // layers of a stage other than an uneven first or last (pp 2
+                                        // with both set apart: the first's)
+  std::int64_t first_stage_layers = 0;  // layers of stage 0 (layers_per_stage unless set apart)
+  std::int64_t last_stage_layers = 0;   // layers of stage pp - 1 (the same)
+  std::int64_t num_microbatches = 0;    // per DP rank per iteration: global / (micro * dp)
   std::int64_t padded_vocab_size = 0;
   std::int64_t world_size = 0;
   std::vector<std::string> warnings;
 
   [[nodiscard]] bool interleaved() const { return virtual_stages > 1; }
+  // Whether the first or the last stage holds another number of layers than the others.
+  [[nodiscard]] bool uneven_stages() const {
+    return first_stage_layers != layers_per_stage || last_stage_layers != layers_per_stage;
+  }
+  // Layers held by pipeline rank `stage` (0 <= stage < pp), and by each of its v model chunks.
+  [[nodiscard]] std::int64_t stage_layers(std::int64_t stage) const {
+    if (stage == 0) return first_stage_layers;
+    return stage == pp - 1 ? last_stage_layers : layers_per_stage;
+  }
+  [[nodiscard]] std::int64_t chunk_layers(std::int64_t stage) const { return stage_layers(stage) / virtual_stages; }
   [[nodiscard]] ParallelLayout layout() const { return ParallelLayout{tp, pp, dp}; }
   [[nodiscard]] std::int64_t tokens_per_iteration(std::int64_t seq_length) const {
     return plan.global_batch_size * seq_length;
@@ -86,7 +103,12 @@ struct ResolvedPlan {
 // arguments.py unless noted):
 //  - all sizes >= 1; tp divides the heads, the query groups, ffn_hidden and gpus_per_server
 //    (TP inside one server, DESIGN.md); tp*pp divides world_size; pp divides num_layers;
-//  - interleaving: pp >= 2, layers_per_virtual_stage divides num_layers / pp, and
+//  - uneven first/last stages (decoder_first/last_pipeline_num_layers >= 1, Megatron's
+//    get_num_layers_to_build): pp >= 2; the layers left after the set ones split evenly over the
+//    other stages, at least one each (none left when no other stage remains);
+//  - interleaving: pp >= 2, layers_per_virtual_stage divides num_layers / pp (with uneven stages:
+//    the other stages' layers, and v = those / layers_per_virtual_stage divides the first and last
+//    stages' layers, so that every stage splits into v equal chunks), and
 //    num_microbatches % pp == 0 (Megatron's interleaved schedule requires it);
 //  - global_batch_size divisible by micro_batch_size * dp, and its tokens (x seq_length) within
 //    64 bits (this project's bound);
@@ -102,6 +124,20 @@ struct ResolvedPlan {
 //    outside the window, as its causal mask skips those above the diagonal (an assumption).
 ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std::int64_t world_size,
                           std::int64_t gpus_per_server);
+
+// The layers of each stage other than the first and last when `num_layers` split over `pp` stages
+// with the first's and last's set to `first` and `last` (0: an even share), by resolve_plan's
+// rule; with pp = 2 and both set, `first`. 0 when that split does not exist (the sweep's
+// enumeration asks; resolve_plan says why).
+[[nodiscard]] std::int64_t middle_stage_layers(std::int64_t num_layers, std::int64_t pp, std::int64_t first,
+                                               std::int64_t last);
+
+// Parameters held by one GPU of pipeline stage `stage` of the plan (model_spec.h), its layers
+// plan.stage_layers(stage).
+[[nodiscard]] inline std::int64_t stage_parameter_count(const ModelSpec& model, const ResolvedPlan& plan,
+                                                        std::int64_t stage) {
+  return stage_parameter_count(model, plan.tp, plan.pp, stage, plan.stage_layers(stage));
+}
 
 RecomputeGranularity parse_recompute_granularity(std::string_view text,
                                                  std::string_view key = "plan.recompute_granularity");

@@ -164,7 +164,7 @@ std::int64_t replicated_layer_parameters(const ModelSpec& model, std::int64_t tp
 // zeroing of the gradient buffer, which Megatron does at the start of every iteration: one
 // iteration in steady state pays it once, and on the compute stream its place does not matter.
 KernelList optimizer_step(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
-  const std::int64_t params = stage_parameter_count(model, plan.tp, plan.pp, stage);
+  const std::int64_t params = stage_parameter_count(model, plan, stage);
   const std::int64_t shard = plan.plan.use_distributed_optimizer ? (params + plan.dp - 1) / plan.dp : params;
   const double n = static_cast<double>(shard);
   KernelList list{"optimizer step", {}, {}, 0};
@@ -179,7 +179,7 @@ KernelList optimizer_step(const ModelSpec& model, const ResolvedPlan& plan, std:
   op("adam", kAdamBytes * n);
   op("copy_main_params", kCopyParamsBytes * n);
   if (plan.plan.sequence_parallel) {
-    std::int64_t replicated = plan.layers_per_stage * replicated_layer_parameters(model, plan.tp);
+    std::int64_t replicated = plan.stage_layers(stage) * replicated_layer_parameters(model, plan.tp);
     if (stage == plan.pp - 1) replicated += 2 * model.hidden_size;  // final LayerNorm
     list.tp_collectives.push_back(
         call(CollectiveOp::kAllReduce, kFp32Bytes * static_cast<double>(replicated), 1, false));

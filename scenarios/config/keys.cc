@@ -174,6 +174,10 @@ void add_plan_keys(std::vector<KeySpec>& t) {
                     &ParallelPlan::pipeline_model_parallel_size, between(1, models::kMaxLayers)));
   t.push_back(field("plan", "num_layers_per_virtual_pipeline_stage", "", "layers per model chunk (0: no interleaving)",
                     p, &ParallelPlan::num_layers_per_virtual_pipeline_stage, between(0, models::kMaxLayers)));
+  t.push_back(field("plan", "decoder_first_pipeline_num_layers", "", "layers of the first stage (0: an even share)", p,
+                    &ParallelPlan::decoder_first_pipeline_num_layers, between(0, models::kMaxLayers)));
+  t.push_back(field("plan", "decoder_last_pipeline_num_layers", "", "layers of the last stage (0: an even share)", p,
+                    &ParallelPlan::decoder_last_pipeline_num_layers, between(0, models::kMaxLayers)));
   t.push_back(field("plan", "sequence_parallel", "", "shard LayerNorm/dropout activations over TP", p,
                     &ParallelPlan::sequence_parallel));
   t.push_back(field("plan", "micro_batch_size", "samples", "samples per micro-batch", p,

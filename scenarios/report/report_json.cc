@@ -9,6 +9,9 @@ void write_plan_json(JsonWriter& w, const models::ResolvedPlan& p) {
   w.field("tp", p.tp).field("pp", p.pp).field("dp", p.dp).field("vpp", p.virtual_stages);
   w.field("micro_batch_size", p.plan.micro_batch_size).field("num_microbatches", p.num_microbatches);
   w.field("global_batch_size", p.plan.global_batch_size).field("layers_per_stage", p.layers_per_stage);
+  if (p.uneven_stages()) {
+    w.field("first_stage_layers", p.first_stage_layers).field("last_stage_layers", p.last_stage_layers);
+  }
   w.field("world_size", p.world_size);
   w.end_object();
 }

@@ -11,7 +11,8 @@ namespace megasim::scenarios {
 struct RankBreakdown;  // iteration_report.h
 
 // {"tp","pp","dp","vpp","micro_batch_size","num_microbatches","global_batch_size","layers_per_stage",
-//  "world_size"}
+//  "world_size"}, and "first_stage_layers","last_stage_layers" after layers_per_stage when a plan's
+// first or last stage holds another number of layers (ResolvedPlan::uneven_stages).
 void write_plan_json(JsonWriter& w, const models::ResolvedPlan& plan);
 // {"parameters_bytes","gradients_bytes","optimizer_bytes","activations_bytes","total_bytes"}. Memory
 // is in bytes in JSON and CSV, in decimal GB (1e9 bytes, as HBM capacities: gpus.csv) in text.

@@ -42,9 +42,13 @@ std::string to_text(const PlanReport& r) {
   const models::ResolvedPlan& p = r.plan;
   std::string out = fmt::format("plan: {} = TP {} x PP {} x DP {}", counted(p.world_size, "GPU"), p.tp, p.pp, p.dp);
   if (p.interleaved()) out += fmt::format(", {} per rank", counted(p.virtual_stages, "virtual stage"));
-  out += fmt::format("; {} of {} per iteration, {} per stage\n",
-                     counted(p.num_microbatches, "micro-batch", "micro-batches"), p.plan.micro_batch_size,
-                     counted(p.layers_per_stage, "layer"));
+  out +=
+      fmt::format("; {} of {} per iteration, {} per stage", counted(p.num_microbatches, "micro-batch", "micro-batches"),
+                  p.plan.micro_batch_size, counted(p.layers_per_stage, "layer"));
+  if (p.uneven_stages()) {
+    out += fmt::format(" ({} on the first, {} on the last)", p.first_stage_layers, p.last_stage_layers);
+  }
+  out += "\n";
   for (const std::string& w : p.warnings) out += fmt::format("warning: {}\n", w);
   out += fmt::format("model: {:.1f} B parameters, padded vocabulary {}\n", static_cast<double>(r.parameters) / 1e9,
                      p.padded_vocab_size);

@@ -71,12 +71,32 @@ std::vector<std::int64_t> dimension(const SweepOptions& o, const char* key, std:
   return varied(o, key) ? std::vector<std::int64_t>{value} : all;
 }
 
-// 0 and the proper divisors of the layers per stage (when pp >= 2 divides the layers).
-std::vector<std::int64_t> virtual_stage_options(std::int64_t num_layers, std::int64_t pp) {
+// The pipeline depths that split the model's layers by the plan's rule (models::middle_stage_layers:
+// the divisors of num_layers without uneven first or last stages).
+std::vector<std::int64_t> pipeline_options(const models::ModelSpec& model, const models::ParallelPlan& plan) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t pp = 1; pp <= model.num_layers; ++pp) {
+    if (models::middle_stage_layers(model.num_layers, pp, plan.decoder_first_pipeline_num_layers,
+                                    plan.decoder_last_pipeline_num_layers) > 0) {
+      out.push_back(pp);
+    }
+  }
+  return out;
+}
+
+// 0 and the chunk sizes that split every stage of depth pp into the same number of chunks: proper
+// divisors of a middle stage's layers whose chunk count also divides the first and last stages'.
+std::vector<std::int64_t> virtual_stage_options(const models::ModelSpec& model, const models::ParallelPlan& plan,
+                                                std::int64_t pp) {
   std::vector<std::int64_t> out{0};
-  if (pp < 2 || num_layers % pp != 0) return out;
-  for (const std::int64_t d : divisors(num_layers / pp)) {
-    if (d < num_layers / pp) out.push_back(d);
+  const std::int64_t first = plan.decoder_first_pipeline_num_layers, last = plan.decoder_last_pipeline_num_layers;
+  const std::int64_t middle = models::middle_stage_layers(model.num_layers, pp, first, last);
+  if (pp < 2 || middle == 0) return out;
+  for (const std::int64_t d : divisors(middle)) {
+    const std::int64_t chunks = middle / d;
+    if (d < middle && (first == 0 ? middle : first) % chunks == 0 && (last == 0 ? middle : last) % chunks == 0) {
+      out.push_back(d);
+    }
   }
   return out;
 }
@@ -120,7 +140,7 @@ void enumerate_point(const Scenario& s, const SweepOptions& o, std::size_t point
   const std::vector<std::int64_t> tps =
       dimension(o, kTpKey, p.tensor_model_parallel_size, divisors(s.cluster.gpus_per_server));
   const std::vector<std::int64_t> pps =
-      dimension(o, kPpKey, p.pipeline_model_parallel_size, divisors(s.model.num_layers));
+      dimension(o, kPpKey, p.pipeline_model_parallel_size, pipeline_options(s.model, p));
   const std::vector<std::int64_t> mbs =
       dimension(o, kMicroKey, p.micro_batch_size, micro_batch_options(p.global_batch_size, o.max_micro_batch_size));
   // Counted before any is kept: the sweep's candidates are bounded (kMaxSweepCandidates).
@@ -128,8 +148,7 @@ void enumerate_point(const Scenario& s, const SweepOptions& o, std::size_t point
   for (const std::int64_t pp : pps) {
     count +=
         tps.size() * mbs.size() *
-        dimension(o, kVppKey, p.num_layers_per_virtual_pipeline_stage, virtual_stage_options(s.model.num_layers, pp))
-            .size();
+        dimension(o, kVppKey, p.num_layers_per_virtual_pipeline_stage, virtual_stage_options(s.model, p, pp)).size();
   }
   if (out.size() + count > kMaxSweepCandidates) {
     throw sim::ConfigError("--vary", fmt::format("(point {} of the varied keys)", point + 1),
@@ -139,8 +158,8 @@ void enumerate_point(const Scenario& s, const SweepOptions& o, std::size_t point
   }
   for (const std::int64_t tp : tps) {
     for (const std::int64_t pp : pps) {
-      for (const std::int64_t v : dimension(o, kVppKey, p.num_layers_per_virtual_pipeline_stage,
-                                            virtual_stage_options(s.model.num_layers, pp))) {
+      for (const std::int64_t v :
+           dimension(o, kVppKey, p.num_layers_per_virtual_pipeline_stage, virtual_stage_options(s.model, p, pp))) {
         for (const std::int64_t mb : mbs) {
           SweepCandidate c;
           c.point = point;

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "scenarios/config/loader.h"
@@ -78,6 +79,20 @@ TEST(SweepStudy, EnumerationEqualsTheHandDerivedList) {
   }
   EXPECT_EQ(valid, hand_derived_valid_plans());
   EXPECT_TRUE(std::is_sorted(all.begin(), all.end(), key_less));
+}
+
+// With the first and last stages set apart (2 layers each of 14), the depths are those whose other
+// stages split the remaining 10 evenly: pp 3 (10), 4 (5 each), 7 (2 each) and 12 (1 each); a chunk
+// size must split a middle stage into chunks that also split the ends' 2 layers: 5 at pp 3 (2
+// chunks), 1 at pp 7 (2 chunks), none at pp 4 (5 chunks) or 12.
+TEST(SweepStudy, UnevenEndsEnumerateTheDepthsTheirSplitAllows) {
+  Scenario s = small_scenario();
+  apply_overrides(s, {"model.num_layers=14", "plan.decoder_first_pipeline_num_layers=2",
+                      "plan.decoder_last_pipeline_num_layers=2"});
+  std::set<std::pair<std::int64_t, std::int64_t>> depths;
+  for (const SweepCandidate& c : enumerate_sweep(s, {})) depths.insert({c.pp, c.layers_per_virtual_stage});
+  const std::set<std::pair<std::int64_t, std::int64_t>> expected{{3, 0}, {3, 5}, {4, 0}, {7, 0}, {7, 1}, {12, 0}};
+  EXPECT_EQ(depths, expected);
 }
 
 TEST(SweepStudy, RejectionsNameMegatronsRule) {
