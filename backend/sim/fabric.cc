@@ -178,11 +178,11 @@ std::uint64_t Fabric::region_recomputations() const {
 }
 
 std::uint64_t Fabric::region_rounds() const {
-  return impl_->region_rounds;
+  return impl_->solver.region_rounds();
 }
 
 std::uint64_t Fabric::deepest_region_rounds() const {
-  return impl_->deepest_region_rounds;
+  return impl_->solver.deepest_region_rounds();
 }
 
 std::uint64_t Fabric::rate_recomputations() const {

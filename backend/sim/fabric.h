@@ -56,7 +56,7 @@ struct FlowLane {
   bool operator==(const FlowLane&) const = default;
 };
 
-struct CachedRoute;  // fabric_impl.h
+struct CachedRoute;  // fabric_route.h
 
 // Where start_flow found a flow's route in its route cache, kept by a caller that starts flows over
 // the same lanes again and again (a pipeline's transfers between two stages): handed back, it spares

@@ -1,10 +1,11 @@
 // Fabric::Impl::check_state(): every part's own invariant (LinkTable, FlowTable, RouteCache,
-// SharingIndex), and the one relation between parts that none of them owns: each active flow's
-// usages are its own array, or the array of its cached route, which no other flow uses in place
-// (and a route's array is lent exactly while such a flow uses it), with its link ids in step.
+// SharingIndex, RegionSolver, the removal shortcut's SlotStamps), and the one relation between parts that none of them
+// owns: each active flow's usages are its own array, or the array of its cached route, which no other flow uses in
+// place (and a route's array is lent exactly while such a flow uses it), with its link ids in step.
 #include <fmt/format.h>
 
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -13,7 +14,8 @@
 namespace megasim::backend {
 
 std::string Fabric::Impl::check_state() const {
-  for (const std::string& broken : {links.check(), flows.check(), route_cache.check(), sharing.check()}) {
+  for (const std::string& broken :
+       {links.check(), flows.check(), route_cache.check(), sharing.check(), solver.check(), removal_seen.check()}) {
     if (!broken.empty()) return broken;
   }
   std::unordered_map<const CachedRoute*, std::uint32_t> borrowers;

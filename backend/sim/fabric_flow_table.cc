@@ -14,7 +14,6 @@ std::uint32_t FlowTable::allocate() {
     return slot;
   }
   flows_.emplace_back();
-  epoch_.push_back(0);
   return static_cast<std::uint32_t>(flows_.size() - 1);
 }
 
@@ -32,10 +31,6 @@ void FlowTable::release(std::uint32_t slot) {
   f.active = false;
   slot_of_id_[f.id.index()] = -1;
   free_.push_back(slot);
-}
-
-void FlowTable::clear_epochs() {
-  std::fill(epoch_.begin(), epoch_.end(), 0);
 }
 
 std::string FlowTable::check() const {

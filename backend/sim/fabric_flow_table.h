@@ -54,7 +54,6 @@ struct alignas(64) FlowState {
   // its links' capacities when it entered them (kept current as capacities change).
   double rate_bound = 0;
   BottleneckHint bottleneck;
-  std::uint32_t check_stamp = 0;  // region solve: checked in this round
   // Sorted by link, one entry per link: own_usages, or the array of its cached route, used in place
   // while it is the route's only flow (borrows_route_usages), which spares a copy of the route per
   // start.
@@ -131,17 +130,11 @@ class FlowTable {
     return slot < 0 ? nullptr : &flows_[static_cast<std::size_t>(slot)];
   }
 
-  // By slot: the recomputation epoch that last took the flow in (fabric_rates.cc, the region solve).
-  [[nodiscard]] std::uint32_t& epoch(std::uint32_t slot) { return epoch_[slot]; }
-  [[nodiscard]] std::uint32_t epoch(std::uint32_t slot) const { return epoch_[slot]; }
-  void clear_epochs();
-
   // The first broken invariant, or "".
   [[nodiscard]] std::string check() const;
 
  private:
   std::vector<FlowState> flows_;          // by slot
-  std::vector<std::uint32_t> epoch_;      // by slot
   std::vector<std::uint32_t> free_;       // free slots, the last freed last
   std::vector<std::int32_t> slot_of_id_;  // FlowId value -> slot, -1 once completed
 };

@@ -1,6 +1,7 @@
 // Flow lifecycle: start, progress accounting, completion, and the link <-> flow lists.
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "backend/sim/fabric_impl.h"
 #include "sim/error.h"

@@ -17,8 +17,8 @@ Fabric::Impl::Impl(sim::Simulator& s, const topo::Topology& t, FabricParams p)
       members(t.num_links()),
       all_links(t.num_links()),
       links(t, p),
-      link_mark(t.num_links()),
-      sharing(flows, links) {
+      sharing(flows, links),
+      solver(links, flows, sharing) {
   validate(params);
 }
 

@@ -1,11 +1,14 @@
-// Batched max-min recomputation over the changed component, and the scheduling it drives:
-// completions and stall timeouts.
+// Batched max-min recomputation over the changed region or component (the RegionSolver solves it,
+// fabric_region_solver.h), the new rates applied, and the scheduling they drive: completions and
+// stall timeouts.
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "backend/sim/fabric_impl.h"
+#include "backend/sim/max_min.h"
 #include "sim/error.h"
 
 namespace megasim::backend {
@@ -18,58 +21,18 @@ void Fabric::Impl::request_recompute() {
   recompute_event = sim.schedule_at(sim.now(), [this] { recompute(); });
 }
 
-// Collects the flows and links reachable from the dirty links (the only part whose max-min rates can
-// have changed) into `problem`, numbering the links locally.
-void Fabric::Impl::collect_component() {
-  next_epoch();
-  problem.clear();
-  component_flows.clear();
-  bfs_stack.clear();
-  auto visit_link = [this](topo::LinkId l) {
-    LinkMark& m = link_mark[l.index()];
-    if (m.epoch == epoch) return;
-    m.epoch = epoch;
-    m.local = problem.add_link(links.capacity(l));
-    bfs_stack.push_back(l);
-  };
-  for (const topo::LinkId l : links.dirty()) visit_link(l);
-  links.clear_dirty();
-  while (!bfs_stack.empty()) {
-    const topo::LinkId l = bfs_stack.back();
-    bfs_stack.pop_back();
-    for (const LinkFlowEntry& e : sharing.flows_on(l)) {
-      if (flows.epoch(e.slot) == epoch) continue;
-      flows.epoch(e.slot) = epoch;
-      component_flows.push_back(e.slot);
-      for (const Usage& u : flows[e.slot].usages) visit_link(u.link);
-    }
-  }
-  for (const std::uint32_t slot : component_flows) {
-    for (const Usage& u : flows[slot].usages) problem.add_usage(link_mark[u.link.index()].local, u.weight);
-    problem.end_flow();
-  }
-}
-
-void Fabric::Impl::next_epoch() {
-  if (++epoch == 0) {  // wrapped: clear the stamps so none matches the new epoch by accident
-    for (LinkMark& m : link_mark) m.epoch = 0;
-    for (LinkMark& m : pair_mark) m.epoch = 0;
-    flows.clear_epochs();
-    epoch = 1;
-  }
-}
-
 void Fabric::Impl::recompute() {
   recompute_pending = false;
   ++recomputations;
-  if (params.region_solve && recompute_region()) {
+  if (params.region_solve && solver.solve_region(params.region_patience_rounds)) {
     ++region_recomputations;
   } else {
-    collect_component();
-    component_usages = problem.entries.size();
-    solver.solve(problem, rates);
+    solver.solve_component();
   }
-  for (std::size_t i = 0; i < component_flows.size(); ++i) apply_rate(component_flows[i], rates[i]);
+  links.clear_dirty();
+  const std::span<const std::uint32_t> solved = solver.solved_flows();
+  const std::span<const double> rates = solver.rates();
+  for (std::size_t i = 0; i < solved.size(); ++i) apply_rate(solved[i], rates[i]);
   if (recompute_observer) recompute_observer();
 }
 

@@ -9,7 +9,6 @@
 // allocation of the remaining flows: each flow keeps a saturated link where it has the largest rate
 // (Bertsekas & Gallager's bottleneck characterisation), and max-min allocations are unique. The
 // re-solve of the whole connected component, which dominates large runs, is then skipped.
-#include <algorithm>
 #include <cmath>
 
 #include "backend/sim/fabric_impl.h"
@@ -34,12 +33,8 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
   if (recompute_pending) return false;  // rates are about to change anyway: they are not current
   const FlowState& f = flows[slot];
   if (f.shared.empty() && f.pairs.empty()) return true;  // it shares no link
-  if (++removal_epoch == 0) {                            // wrapped: clear the stamps so none matches by accident
-    std::fill(removal_flow_mark.begin(), removal_flow_mark.end(), 0);
-    removal_epoch = 1;
-  }
-  removal_flow_mark.resize(flows.slots(), 0);
-  removal_flow_mark[slot] = removal_epoch;
+  removal_seen.clear(flows.slots());
+  removal_seen.insert(slot);
   // The lists of its shared links, then its neighbours' records, load together (each a miss at scale).
   for (const SharedUsage& k : f.shared) sharing.prefetch_list(k.link);
   for (const std::uint32_t pair : f.pairs) __builtin_prefetch(&flows[sharing.pair(pair).partner(slot)]);
@@ -47,8 +42,7 @@ bool Fabric::Impl::removal_keeps_rates(std::uint32_t slot) {
     for (const LinkFlowEntry& e : sharing.flows_on(k.link)) __builtin_prefetch(&flows[e.slot]);
   }
   const auto keeps = [&](std::uint32_t neighbour) {
-    if (removal_flow_mark[neighbour] == removal_epoch) return true;
-    removal_flow_mark[neighbour] = removal_epoch;
+    if (!removal_seen.insert_new(neighbour)) return true;
     if (flows[neighbour].rate <= 0) return false;  // stalled flows are left to the full solve
     return has_bottleneck_without(neighbour, slot);
   };

@@ -1,6 +1,7 @@
 // Routes of lanes: QP numbering, ECMP / spray / adaptive path choice, and re-routing around links
 // removed from the ECMP groups.
 #include <cmath>
+#include <span>
 
 #include "backend/sim/fabric_impl.h"
 #include "sim/error.h"
