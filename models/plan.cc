@@ -45,43 +45,38 @@ void check_tensor(const ModelSpec& model, std::int64_t tp, std::int64_t gpus_per
 }
 
 // The layers of the first and last stages when set apart, and of the others (Megatron-LM's
-// get_num_layers_to_build: the layers left after the set stages split evenly over the rest).
+// get_num_layers_to_build, middle_stage_layers); the errors say which rule a split breaks.
 void split_layers(const ModelSpec& model, const ParallelPlan& plan, ResolvedPlan& out) {
   const std::int64_t first = plan.decoder_first_pipeline_num_layers;
   const std::int64_t last = plan.decoder_last_pipeline_num_layers;
-  if (first == 0 && last == 0) {
-    if (model.num_layers % out.pp != 0) {
-      throw ConfigError("plan.pipeline_model_parallel_size", str(out.pp),
-                        "a divisor of num_layers " + str(model.num_layers));
-    }
-    out.layers_per_stage = out.first_stage_layers = out.last_stage_layers = model.num_layers / out.pp;
-    return;
-  }
-  const char* key = first != 0 ? "plan.decoder_first_pipeline_num_layers" : "plan.decoder_last_pipeline_num_layers";
-  const std::int64_t value = first != 0 ? first : last;
-  for (const auto& [k, n] : {std::pair{"plan.decoder_first_pipeline_num_layers", first},
-                             std::pair{"plan.decoder_last_pipeline_num_layers", last}}) {
-    if (n < 0 || n > model.num_layers) {
-      throw ConfigError(k, str(n),
-                        "0 (an even share) or a number of layers from 1 to num_layers " + str(model.num_layers));
-    }
-  }
-  if (out.pp < 2) {
-    throw ConfigError(key, str(value), "0: an uneven first or last stage needs pipeline_model_parallel_size >= 2");
-  }
   const std::int64_t middle = middle_stage_layers(model.num_layers, out.pp, first, last);
+  if (middle == 0 && first == 0 && last == 0) {
+    throw ConfigError("plan.pipeline_model_parallel_size", str(out.pp),
+                      "a divisor of num_layers " + str(model.num_layers));
+  }
   if (middle == 0) {
+    for (const auto& [k, n] : {std::pair{"plan.decoder_first_pipeline_num_layers", first},
+                               std::pair{"plan.decoder_last_pipeline_num_layers", last}}) {
+      if (n < 0 || n > model.num_layers) {
+        throw ConfigError(k, str(n),
+                          "0 (an even share) or a number of layers from 1 to num_layers " + str(model.num_layers));
+      }
+    }
+    const char* key = first != 0 ? "plan.decoder_first_pipeline_num_layers" : "plan.decoder_last_pipeline_num_layers";
+    const std::int64_t value = first != 0 ? first : last;
+    if (out.pp < 2) {
+      throw ConfigError(key, str(value), "0: an uneven first or last stage needs pipeline_model_parallel_size >= 2");
+    }
     const std::int64_t others = out.pp - (first != 0 ? 1 : 0) - (last != 0 ? 1 : 0);
-    const std::int64_t left = model.num_layers - first - last;
-    const std::string what = others == 0
-                                 ? "add up to num_layers " + str(model.num_layers)
-                                 : "leave a multiple of the other " + str(others) + " stages, at least one " +
-                                       "layer each (now " + str(left) + " of num_layers " + str(model.num_layers) + ")";
+    const std::string what = others == 0 ? "add up to num_layers " + str(model.num_layers)
+                                         : "leave a multiple of the other " + str(others) + " stages, at least one " +
+                                               "layer each (now " + str(model.num_layers - first - last) +
+                                               " of num_layers " + str(model.num_layers) + ")";
     throw ConfigError(key, str(value), "first and last stage layers that " + what);
   }
   out.layers_per_stage = middle;
-  out.first_stage_layers = first != 0 ? first : out.layers_per_stage;
-  out.last_stage_layers = last != 0 ? last : out.layers_per_stage;
+  out.first_stage_layers = first != 0 ? first : middle;
+  out.last_stage_layers = last != 0 ? last : middle;
 }
 
 void check_pipeline(const ModelSpec& model, const ParallelPlan& plan, ResolvedPlan& out) {
@@ -90,13 +85,13 @@ void check_pipeline(const ModelSpec& model, const ParallelPlan& plan, ResolvedPl
   if (per_chunk == 0) return;
   const char* key = "plan.num_layers_per_virtual_pipeline_stage";
   if (out.pp < 2) throw ConfigError(key, str(per_chunk), "0: interleaving needs pipeline_model_parallel_size >= 2");
-  const std::int64_t even = out.layers_per_stage;
-  if (even % per_chunk != 0) {
+  if (out.layers_per_stage % per_chunk != 0) {
     throw ConfigError(key, str(per_chunk),
                       std::string("0 or a divisor of ") +
-                          (out.uneven_stages() ? "a middle stage's layers " : "num_layers / pp = ") + str(even));
+                          (out.uneven_stages() ? "a middle stage's layers " : "num_layers / pp = ") +
+                          str(out.layers_per_stage));
   }
-  out.virtual_stages = even / per_chunk;
+  out.virtual_stages = out.layers_per_stage / per_chunk;
   for (const std::int64_t layers : {out.first_stage_layers, out.last_stage_layers}) {
     if (layers % out.virtual_stages != 0) {
       throw ConfigError(key, str(per_chunk),

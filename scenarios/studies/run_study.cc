@@ -77,10 +77,7 @@ std::unique_ptr<IterationSetup> prepare(const ResolvedScenario& resolved, const 
 }  // namespace
 
 RunResult run_iteration_study(const Scenario& s, RunOptions options) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  RunResult result = run_iteration_study(resolve(s), std::move(options));
-  result.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  return result;
+  return run_iteration_study(resolve(s), std::move(options));
 }
 
 RunResult run_iteration_study(const ResolvedScenario& resolved, RunOptions options) {
