@@ -10,7 +10,6 @@ namespace megasim::models {
 namespace {
 
 constexpr std::int64_t kParamBytes = 2;       // bf16
-constexpr std::int64_t kGradBytes = 4;        // fp32 main gradient
 constexpr std::int64_t kOptimizerBytes = 12;  // fp32 master weight, Adam m and v
 
 struct LayerParts {
@@ -58,14 +57,34 @@ std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& 
   return bytes;
 }
 
+// The parameters of the largest unit Megatron-FSDP gathers or reduces at once on this stage: a
+// transformer layer, or the embedding / output layer the first and last stages hold.
+std::int64_t largest_fsdp_unit(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
+  const std::int64_t per_layer = layer_parameter_count_per_tp_rank(model, plan.tp);
+  const std::int64_t ends = stage_parameter_count(model, plan, stage) - plan.stage_layers(stage) * per_layer;
+  return std::max(per_layer, ends);
+}
+
 MemoryBreakdown model_state(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
+  const ParallelPlan& p = plan.plan;
   const std::int64_t params = stage_parameter_count(model, plan, stage);
-  const bool distributed = plan.plan.use_distributed_optimizer;
+  const std::int64_t shard = (params + plan.dp - 1) / plan.dp;  // a contiguous 1/dp of the padded buffer
+  // Megatron-FSDP keeps two units unsharded at a time: the one computing and the one prefetched.
+  const std::int64_t in_use = std::min(params, 2 * largest_fsdp_unit(model, plan, stage));
+  const std::int64_t grad_bytes = gradient_bytes_per_parameter(p);
   MemoryBreakdown out;
-  out.parameters_bytes = kParamBytes * params;
-  out.gradients_bytes = kGradBytes * params;
-  // The distributed optimizer gives each DP rank a contiguous 1/dp of the (padded) buffer.
-  out.optimizer_bytes = kOptimizerBytes * (distributed ? (params + plan.dp - 1) / plan.dp : params);
+  if (!shards_parameters(p)) {
+    out.parameters_bytes = kParamBytes * params;
+  } else {
+    // The shard, plus the gathered parameters: every layer of the stage when they are kept from the
+    // forward to the backward (some micro-batch is always between the two at the peak), else the
+    // units in use.
+    out.parameters_bytes = kParamBytes * (shard + (p.reshard_after_forward ? in_use : params));
+  }
+  // Sharded gradients: the rank's shard plus the units whose backward has produced gradients not
+  // yet reduce-scattered.
+  out.gradients_bytes = grad_bytes * (shards_gradients(p) ? shard + in_use : params);
+  out.optimizer_bytes = kOptimizerBytes * (p.use_distributed_optimizer ? shard : params);
   return out;
 }
 

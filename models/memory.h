@@ -1,7 +1,11 @@
 // Memory per GPU of a plan: model state and the activations of the micro-batches in flight.
 //  - Model state (Megatron-LM mixed precision, Adam): 2 bytes of bf16 parameters, 4 of fp32 main
 //    gradients, 12 of fp32 master weights + Adam m and v per parameter; the distributed optimizer
-//    shards the 12 over the data-parallel group (6 + 12/d bytes per parameter, 18 without it).
+//    shards the 12 over the data-parallel group (6 + 12/d bytes per parameter, 18 without it);
+//    grad_reduce_in_bf16 makes the gradients 2 bytes. data_parallel_sharding_strategy optim_grads
+//    shards the gradients too (their 1/d plus the two FSDP units, layers or the embedding, whose
+//    gradients are not yet reduce-scattered), optim_grads_params the parameters as well (their 1/d
+//    plus two gathered units, or plus all of the stage's without reshard_after_forward).
 //  - Activations of one layer and micro-batch on one TP rank: Korthikanti et al. 2022 section 4
 //    (bf16 tensors, 1-byte dropout masks), by recompute setting, sequence parallelism and attention
 //    kernel; a rank holds its schedule's in-flight micro-batches (Megatron's schedules.py warm-up

@@ -165,6 +165,15 @@ void resolve_switches(const ModelSpec& model, ResolvedPlan& out) {
   if (p.overlap_param_gather && !p.overlap_grad_reduce) {
     throw ConfigError("plan.overlap_param_gather", "true", "false unless overlap_grad_reduce is true");
   }
+  if (p.data_parallel_sharding_strategy != DataParallelSharding::kNoShard && !p.use_distributed_optimizer) {
+    throw ConfigError("plan.data_parallel_sharding_strategy", std::string(to_string(p.data_parallel_sharding_strategy)),
+                      "no_shard unless use_distributed_optimizer is true (Megatron-FSDP requires it)");
+  }
+  if (!p.reshard_after_forward && !shards_parameters(p)) {
+    throw ConfigError("plan.reshard_after_forward", "false",
+                      "true unless data_parallel_sharding_strategy is optim_grads_params (only sharded parameters "
+                      "are resharded)");
+  }
   if (p.overlap_p2p_comm && !out.interleaved()) {
     out.warnings.push_back("overlap_p2p_comm needs the interleaved schedule: disabled");
     p.overlap_p2p_comm = false;
@@ -246,6 +255,28 @@ std::string_view to_string(AttentionKernel kernel) {
       break;
   }
   return "unfused";
+}
+
+DataParallelSharding parse_data_parallel_sharding(std::string_view text, std::string_view key) {
+  if (text == "no_shard") return DataParallelSharding::kNoShard;
+  if (text == "optim") return DataParallelSharding::kOptim;
+  if (text == "optim_grads") return DataParallelSharding::kOptimGrads;
+  if (text == "optim_grads_params") return DataParallelSharding::kOptimGradsParams;
+  throw ConfigError(std::string(key), std::string(text), "no_shard, optim, optim_grads or optim_grads_params");
+}
+
+std::string_view to_string(DataParallelSharding strategy) {
+  switch (strategy) {
+    case DataParallelSharding::kOptim:
+      return "optim";
+    case DataParallelSharding::kOptimGrads:
+      return "optim_grads";
+    case DataParallelSharding::kOptimGradsParams:
+      return "optim_grads_params";
+    case DataParallelSharding::kNoShard:
+      break;
+  }
+  return "no_shard";
 }
 
 }  // namespace megasim::models

@@ -17,6 +17,18 @@ namespace megasim::models {
 // and recompute_num_layers 1: every layer recomputes its forward, keeping only its input.
 enum class RecomputeGranularity : std::uint8_t { kNone, kSelective, kFull };
 
+// Megatron-FSDP's --data-parallel-sharding-strategy (megatron/core/distributed/fsdp, its
+// ShardingStrategy): what each data-parallel rank keeps of the model state. kNoShard is Megatron's
+// DDP (the distributed optimizer, use_distributed_optimizer, then shards the optimizer state alone);
+// the others require use_distributed_optimizer, as Megatron-FSDP does:
+//  - kOptim (ZeRO-1): the optimizer state; the same as the distributed optimizer.
+//  - kOptimGrads (ZeRO-2): the gradients too. A rank keeps only its 1/dp of the gradient buffer, so
+//    each micro-batch's gradients are reduce-scattered after its backward (no accumulation across
+//    micro-batches in an unsharded buffer); parameters stay replicated, all-gathered after the step.
+//  - kOptimGradsParams (ZeRO-3): the parameters too, all-gathered before every forward and, when
+//    reshard_after_forward, again before every backward.
+enum class DataParallelSharding : std::uint8_t { kNoShard, kOptim, kOptimGrads, kOptimGradsParams };
+
 struct ParallelPlan {
   std::int64_t tensor_model_parallel_size = 1;
   std::int64_t pipeline_model_parallel_size = 1;
@@ -30,6 +42,16 @@ struct ParallelPlan {
   std::int64_t micro_batch_size = 1;
   std::int64_t global_batch_size = 1;
   bool use_distributed_optimizer = false;
+  DataParallelSharding data_parallel_sharding_strategy = DataParallelSharding::kNoShard;
+  // With kOptimGradsParams: whether a model chunk's gathered parameters are freed after its forward
+  // and gathered again for its backward (PyTorch FSDP's reshard_after_forward, Megatron-FSDP's
+  // behaviour). false is Llama 3's variant (Dubey et al. 2024 section 3.3.2: "we don't reshard after
+  // forward computation to avoid an extra all-gather communication during backward passes"): one
+  // all-gather per micro-batch and chunk, and the gathered parameters stay resident.
+  bool reshard_after_forward = true;
+  // Megatron's --grad-reduce-in-bf16: gradients accumulated and reduced in bf16 (2 bytes) instead of
+  // the fp32 main gradients (4 bytes) of bf16 training.
+  bool grad_reduce_in_bf16 = false;
   RecomputeGranularity recompute_granularity = RecomputeGranularity::kNone;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
@@ -56,6 +78,19 @@ struct ParallelPlan {
   // 2.x. use_flash_attention (MegaScale's efficient operators) wins: with it the kernel is FA2.
   AttentionKernel attention_kernel = AttentionKernel::kUnfused;
 };
+
+// Whether each data-parallel rank keeps only its shard of the gradients (and of the parameters).
+[[nodiscard]] inline bool shards_gradients(const ParallelPlan& plan) {
+  return plan.data_parallel_sharding_strategy >= DataParallelSharding::kOptimGrads;
+}
+[[nodiscard]] inline bool shards_parameters(const ParallelPlan& plan) {
+  return plan.data_parallel_sharding_strategy == DataParallelSharding::kOptimGradsParams;
+}
+// Bytes per parameter of the gradient buffer and of its reduction: fp32 main gradients, or bf16
+// with grad_reduce_in_bf16.
+[[nodiscard]] inline std::int64_t gradient_bytes_per_parameter(const ParallelPlan& plan) {
+  return plan.grad_reduce_in_bf16 ? 2 : 4;
+}
 
 // The attention kernel in effect: FlashAttention-2 under use_flash_attention, else attention_kernel.
 // Megatron-LM neither stores nor recomputes an s x s score matrix with a FlashAttention kernel
@@ -116,6 +151,8 @@ struct ResolvedPlan {
 //    (as Megatron does), and so is tp_comm_overlap (nothing to overlap; Megatron would assert);
 //  - tp_comm_overlap requires sequence_parallel;
 //  - overlap_param_gather requires use_distributed_optimizer and overlap_grad_reduce;
+//  - a data_parallel_sharding_strategy other than no_shard requires use_distributed_optimizer;
+//    reshard_after_forward = false requires optim_grads_params (it does nothing otherwise);
 //  - overlap_p2p_comm without interleaving is switched off with a warning (as Megatron does);
 //  - 0 <= sliding_window_size <= seq_length;
 //  - use_flash_attention with attention_kernel flash_attention_1: FA2 wins, with a warning (the
@@ -145,5 +182,9 @@ std::string_view to_string(RecomputeGranularity granularity);
 // "unfused", "flash_attention_1", "flash_attention_2"; anything else throws sim::ConfigError(key).
 AttentionKernel parse_attention_kernel(std::string_view text, std::string_view key = "plan.attention_kernel");
 std::string_view to_string(AttentionKernel kernel);
+// "no_shard", "optim", "optim_grads", "optim_grads_params"; anything else throws sim::ConfigError(key).
+DataParallelSharding parse_data_parallel_sharding(std::string_view text,
+                                                  std::string_view key = "plan.data_parallel_sharding_strategy");
+std::string_view to_string(DataParallelSharding strategy);
 
 }  // namespace megasim::models

@@ -21,6 +21,14 @@
 // reduction runs after the schedule returns (finish_grad_sync per chunk, chunk 0 first). With
 // overlap_param_gather the all-gathers of the update are prefetched: they run at the start of the
 // program, overlapping the first forwards, and each chunk's first forward waits for its own.
+//
+// Sharded data parallelism (plan.h's DataParallelSharding, Megatron-FSDP): with sharded gradients
+// every backward of a chunk reduce-scatters that chunk's gradients (one call per chunk and
+// micro-batch) and nothing is reduced at the end; with sharded parameters every forward of a chunk
+// (and its backward, with reshard_after_forward) all-gathers the chunk's bf16 parameters first, and
+// no all-gather follows the optimizer step. Megatron-FSDP gathers and reduces layer by layer; here
+// a chunk's units go as one call (the same bytes), so their overlap with compute is that of the
+// chunk: the stage program (workload_stage.cc) prefetches a chunk's gather one compute step ahead.
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -31,10 +39,13 @@
 namespace megasim::models {
 namespace {
 
-constexpr double kGradBytes = 4;   // fp32 main gradient
 constexpr double kParamBytes = 2;  // bf16 parameter
 constexpr std::int64_t kMinBucketParams = 40'000'000;
 constexpr std::int64_t kBucketParamsPerDpRank = 1'000'000;
+
+double gradient_bytes(const ResolvedPlan& plan, std::int64_t params) {
+  return static_cast<double>(gradient_bytes_per_parameter(plan.plan)) * static_cast<double>(params);
+}
 
 Task dp_task(TaskCategory category, CollectiveOp op, std::int64_t chunk, double bytes) {
   Task t;
@@ -75,7 +86,8 @@ namespace workload_detail {
 std::vector<std::vector<std::int32_t>> add_prefetched_gathers(const ModelSpec& model, const ResolvedPlan& plan,
                                                               std::int64_t stage, ProgramBuilder& program) {
   std::vector<std::vector<std::int32_t>> gathers(static_cast<std::size_t>(plan.virtual_stages));
-  if (!plan.plan.use_distributed_optimizer || !plan.plan.overlap_param_gather) return gathers;
+  const ParallelPlan& p = plan.plan;
+  if (!p.use_distributed_optimizer || !p.overlap_param_gather || shards_parameters(p)) return gathers;
   for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
     const std::vector<std::int64_t> buckets = gradient_bucket_params(model, plan, stage, chunk);
     for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
@@ -90,10 +102,31 @@ void add_gradient_reduces(const ModelSpec& model, const ResolvedPlan& plan, std:
                           std::vector<std::int32_t> deps, ProgramBuilder& program, std::vector<std::int32_t>& out) {
   const CollectiveOp op = plan.plan.use_distributed_optimizer ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
   for (std::int64_t params : gradient_bucket_params(model, plan, stage, chunk)) {
-    Task t = dp_task(TaskCategory::kGradientReduce, op, chunk, kGradBytes * static_cast<double>(params));
+    Task t = dp_task(TaskCategory::kGradientReduce, op, chunk, gradient_bytes(plan, params));
     t.deps = deps;
     out.push_back(program.add(std::move(t)));
   }
+}
+
+std::int32_t add_sharded_gather(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage,
+                                const ScheduleStep& step, std::vector<std::int32_t> deps, ProgramBuilder& program) {
+  MEGASIM_ASSERT(shards_parameters(plan.plan), "only sharded parameters are gathered per micro-batch");
+  const double params = static_cast<double>(chunk_parameter_count(model, plan, stage, step.chunk));
+  Task t = dp_task(TaskCategory::kParameterGather, CollectiveOp::kAllGather, step.chunk, kParamBytes * params);
+  t.microbatch = step.microbatch;
+  t.deps = std::move(deps);
+  return program.add(std::move(t));
+}
+
+std::int32_t add_sharded_reduce(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage,
+                                const ScheduleStep& step, std::vector<std::int32_t> deps, ProgramBuilder& program) {
+  MEGASIM_ASSERT(shards_gradients(plan.plan), "only sharded gradients are reduced per micro-batch");
+  const std::int64_t params = chunk_parameter_count(model, plan, stage, step.chunk);
+  Task t =
+      dp_task(TaskCategory::kGradientReduce, CollectiveOp::kReduceScatter, step.chunk, gradient_bytes(plan, params));
+  t.microbatch = step.microbatch;
+  t.deps = std::move(deps);
+  return program.add(std::move(t));
 }
 
 namespace {
@@ -106,8 +139,7 @@ std::vector<std::int32_t> add_embedding_exchange(const ModelSpec& model, const R
                                                  const std::vector<std::int32_t>& deps, ProgramBuilder& program) {
   const bool first = stage == 0, last = stage == plan.pp - 1;
   if (model.untie_embeddings_and_output_weights || plan.pp == 1 || (!first && !last)) return {};
-  const double bytes =
-      kGradBytes * static_cast<double>(plan.padded_vocab_size / plan.tp) * static_cast<double>(model.hidden_size);
+  const double bytes = gradient_bytes(plan, plan.padded_vocab_size / plan.tp * model.hidden_size);
   std::vector<std::int32_t> out;
   for (const TaskKind kind : {TaskKind::kPpSend, TaskKind::kPpRecv}) {
     Task t;
@@ -132,7 +164,7 @@ void add_iteration_tail(const ModelSpec& model, const ResolvedPlan& plan, const 
   // Everything the schedule leaves outstanding when forward_backward_func returns.
   std::vector<std::int32_t> schedule_end = pipeline.unwaited_p2p;
   schedule_end.push_back(pipeline.final_compute);
-  if (!plan.plan.overlap_grad_reduce) {
+  if (!plan.plan.overlap_grad_reduce && !shards_gradients(plan.plan)) {
     for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
       add_gradient_reduces(model, plan, stage, chunk, schedule_end, program, grad_reduces);
     }
@@ -148,7 +180,8 @@ void add_iteration_tail(const ModelSpec& model, const ResolvedPlan& plan, const 
   step.deps = std::move(synced);
   const std::int32_t optimizer = program.add(std::move(step));
 
-  if (!plan.plan.use_distributed_optimizer || plan.plan.overlap_param_gather) return;
+  const ParallelPlan& p = plan.plan;
+  if (!p.use_distributed_optimizer || p.overlap_param_gather || shards_parameters(p)) return;
   for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
     const std::vector<std::int64_t> buckets = gradient_bucket_params(model, plan, stage, chunk);
     for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {

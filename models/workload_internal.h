@@ -72,7 +72,14 @@ std::vector<std::vector<std::int32_t>> add_prefetched_gathers(const ModelSpec& m
 // go to `out`.
 void add_gradient_reduces(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage, std::int64_t chunk,
                           std::vector<std::int32_t> deps, ProgramBuilder& program, std::vector<std::int32_t>& out);
-// The end of the iteration: the gradient reduction when not overlapped, the tied-embedding
+// Sharded data parallelism's per-micro-batch collectives (workload_dp.cc): the all-gather of the
+// parameters of `step`'s chunk before it runs, and the reduce-scatter of its gradients after a
+// backward; each depends on `deps` and returns its task index.
+std::int32_t add_sharded_gather(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage,
+                                const ScheduleStep& step, std::vector<std::int32_t> deps, ProgramBuilder& program);
+std::int32_t add_sharded_reduce(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage,
+                                const ScheduleStep& step, std::vector<std::int32_t> deps, ProgramBuilder& program);
+// The end of the iteration: the gradient reduction when neither overlapped nor sharded, the tied-embedding
 // exchange, the optimizer step and the parameter all-gathers when not prefetched.
 void add_iteration_tail(const ModelSpec& model, const ResolvedPlan& plan, const KernelIds& ids, std::int64_t stage,
                         const PipelineResult& pipeline, std::vector<std::int32_t> grad_reduces,

@@ -23,6 +23,13 @@
 // sizes.cpu()). With
 // average_loss_per_micro_batch (and dp > 1) the last stage all-reduces each micro-batch's loss over
 // the DP group after the last chunk's forward, and its next compute waits for that.
+//
+// Sharded data parallelism (workload_dp.cc). A step that needs its chunk's parameters gathered
+// (every forward with sharded parameters, every backward too with reshard_after_forward) waits for
+// its all-gather. With overlap_param_gather the gather is issued when the compute two steps before
+// ends, so it runs during the step before (the first two at the start); without it, when the step
+// before ends. With sharded gradients every backward's reduce-scatter follows it; without
+// overlap_grad_reduce the next compute waits for it.
 #include <algorithm>
 #include <array>
 #include <unordered_set>
@@ -91,6 +98,7 @@ class StageBuilder {
         recv_(steps_.size(), -1),
         send_(steps_.size(), -1),
         last_backward_(last_backward_steps()),
+        sharded_gather_(steps_.size(), -1),
         recvs_after_(steps_.size() + 1) {
     for (std::size_t i = 0; i < steps_.size(); ++i) {
       if (comm_[i].recv)
@@ -102,8 +110,11 @@ class StageBuilder {
     gathers_ = add_prefetched_gathers(model_, plan_, stage_, program_);
     post_recvs_after(-1);
     const auto n = static_cast<std::int32_t>(steps_.size());
+    for (std::int32_t i = 0; i < gather_lead(); ++i) add_sharded_gather_for(i, -1);
     for (std::int32_t i = 0; i < n; ++i) {
       add_compute(i);
+      add_sharded_gather_for(i + gather_lead(), i);
+      add_sharded_reduce_after(i);
       const bool group_ends =
           i + 1 == n || comm_[static_cast<std::size_t>(i + 1)].group != comm_[static_cast<std::size_t>(i)].group;
       if (!group_ends) continue;
@@ -197,6 +208,7 @@ class StageBuilder {
       }
     }
     wait(recv_[static_cast<std::size_t>(i)]);
+    wait(sharded_gather_[static_cast<std::size_t>(i)]);
     if (step(i).pass == PassKind::kForward && step(i).microbatch == 0) {
       for (std::int32_t g : gathers_.at(static_cast<std::size_t>(step(i).chunk))) wait(g);
     }
@@ -256,6 +268,7 @@ class StageBuilder {
   void add_compute(std::int32_t i) {
     std::vector<std::int32_t> deps = compute_deps(i);
     if (loss_reduce_ >= 0) deps.push_back(std::exchange(loss_reduce_, -1));
+    if (blocking_reduce_ >= 0) deps.push_back(std::exchange(blocking_reduce_, -1));
     if (follows_p2p_sync(deps)) {
       Task sync;
       sync.category = TaskCategory::kHostSync;
@@ -303,8 +316,33 @@ class StageBuilder {
     loss_reduce_ = program_.add(std::move(t));
   }
 
+  // Steps ahead of a compute step at whose end a sharded parameter gather is issued (file comment).
+  std::int32_t gather_lead() const {
+    if (!shards_parameters(plan_.plan)) return 0;
+    return plan_.plan.overlap_param_gather ? 2 : 1;
+  }
+
+  // The gather of step `i`'s chunk, if it needs one, issued when compute step `after` ends (-1: at
+  // the start).
+  void add_sharded_gather_for(std::int32_t i, std::int32_t after) {
+    if (i >= static_cast<std::int32_t>(steps_.size()) || !shards_parameters(plan_.plan)) return;
+    if (step(i).pass == PassKind::kBackward && !plan_.plan.reshard_after_forward) return;
+    std::vector<std::int32_t> deps;
+    if (after >= 0) deps.push_back(compute_[static_cast<std::size_t>(after)]);
+    sharded_gather_[static_cast<std::size_t>(i)] =
+        add_sharded_gather(model_, plan_, stage_, step(i), std::move(deps), program_);
+  }
+
+  void add_sharded_reduce_after(std::int32_t i) {
+    if (!shards_gradients(plan_.plan) || step(i).pass != PassKind::kBackward) return;
+    const std::int32_t reduce =
+        add_sharded_reduce(model_, plan_, stage_, step(i), {compute_[static_cast<std::size_t>(i)]}, program_);
+    grad_reduces_.push_back(reduce);
+    if (!plan_.plan.overlap_grad_reduce) blocking_reduce_ = reduce;
+  }
+
   void add_overlapped_grad_reduces(std::int32_t first, std::int32_t last) {
-    if (!plan_.plan.overlap_grad_reduce) return;
+    if (!plan_.plan.overlap_grad_reduce || shards_gradients(plan_.plan)) return;
     for (std::int32_t i = first; i <= last; ++i) {
       if (last_backward_[static_cast<std::size_t>(step(i).chunk)] != i) continue;
       add_gradient_reduces(model_, plan_, stage_, step(i).chunk, {compute_[static_cast<std::size_t>(i)]}, program_,
@@ -320,11 +358,13 @@ class StageBuilder {
   std::vector<StepComm> comm_;
   std::vector<std::int32_t> compute_, recv_, send_;     // task index per step, -1 when none
   std::vector<std::int32_t> last_backward_;             // step of each chunk's last backward
+  std::vector<std::int32_t> sharded_gather_;            // task index of each step's parameter gather, -1 when none
   std::vector<std::vector<std::int32_t>> recvs_after_;  // [j + 1]: steps whose receive follows step j
   std::vector<std::vector<std::int32_t>> gathers_;
   std::vector<std::int32_t> grad_reduces_;
   std::unordered_set<std::int32_t> waited_;
-  std::int32_t loss_reduce_ = -1;  // the loss all-reduce the next compute waits for, -1 when none
+  std::int32_t loss_reduce_ = -1;      // the loss all-reduce the next compute waits for, -1 when none
+  std::int32_t blocking_reduce_ = -1;  // a sharded reduce-scatter the next compute waits for, -1 when none
   ProgramBuilder program_;
 };
 

@@ -186,6 +186,16 @@ void add_plan_keys(std::vector<KeySpec>& t) {
                     &ParallelPlan::global_batch_size, between(1, kMaxBatch)));
   t.push_back(field("plan", "use_distributed_optimizer", "", "shard optimizer state over DP (ZeRO-1/2 style)", p,
                     &ParallelPlan::use_distributed_optimizer));
+  t.push_back(enum_field("plan", "data_parallel_sharding_strategy", "no_shard|optim|optim_grads|optim_grads_params",
+                         "Megatron-FSDP: model state sharded over DP (ZeRO-1/2/3); optim_grads reduce-scatters every "
+                         "micro-batch's gradients, optim_grads_params also all-gathers parameters per micro-batch",
+                         p, &ParallelPlan::data_parallel_sharding_strategy, models::parse_data_parallel_sharding));
+  t.push_back(field("plan", "reshard_after_forward", "",
+                    "optim_grads_params: free gathered parameters after forward, gather again for backward (false: "
+                    "Llama 3's variant, kept until backward)",
+                    p, &ParallelPlan::reshard_after_forward));
+  t.push_back(field("plan", "grad_reduce_in_bf16", "", "gradients accumulated and reduced in bf16 (else fp32)", p,
+                    &ParallelPlan::grad_reduce_in_bf16));
   t.push_back(enum_field("plan", "recompute_granularity", "none|selective|full", "activation recomputation", p,
                          &ParallelPlan::recompute_granularity, models::parse_recompute_granularity));
   t.push_back(field("plan", "overlap_grad_reduce", "", "DP reduce-scatter overlapped with backward", p,
