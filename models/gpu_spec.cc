@@ -17,13 +17,18 @@ namespace {
 // October 2022 US export rules as the A100 with NVLink at 400 GB/s instead of 600 GB/s; the same
 // GA100 compute (312 TFLOPS bf16 dense, 108 SMs, 80 GB HBM2e at 2.039 TB/s: the A800 SXM datasheet),
 // so the A100's best measured GEMM efficiency holds for it.
+// HBM capacity: the datasheets' (and gpus.csv's) "80 GB" and "141 GB" count binary gigabytes, as
+// HBM stacks come in powers of two (the A100 80GB's five 16 GiB stacks; nvidia-smi reports 81,920
+// MiB on it, 81,559 MiB on an H100 80GB and 143,771 MiB on an H200), so the table holds them in
+// 1e9 bytes as every memory figure of megasim is: 80 GiB = 85.90 GB, 141 GiB = 151.40 GB.
+constexpr double kGiB = 1.073741824;  // 1 GiB in GB
 const std::array<GpuSpec, 5>& gpu_table() {
   static const std::array<GpuSpec, 5> table = {{
-      {"A100-SXM-80GB", 312.0, 80.0, 2.039, 600.0, 0.869},
-      {"H100-SXM-80GB", 989.0, 80.0, 3.35, 900.0, 0.803},
-      {"H200-SXM-141GB", 989.0, 141.0, 4.8, 900.0, 0.803},
-      {"H800-SXM-80GB", 989.0, 80.0, 3.35, 400.0, 0.0},
-      {"A800-SXM-80GB", 312.0, 80.0, 2.039, 400.0, 0.869},
+      {"A100-SXM-80GB", 312.0, 80.0 * kGiB, 2.039, 600.0, 0.869},
+      {"H100-SXM-80GB", 989.0, 80.0 * kGiB, 3.35, 900.0, 0.803},
+      {"H200-SXM-141GB", 989.0, 141.0 * kGiB, 4.8, 900.0, 0.803},
+      {"H800-SXM-80GB", 989.0, 80.0 * kGiB, 3.35, 400.0, 0.0},
+      {"A800-SXM-80GB", 312.0, 80.0 * kGiB, 2.039, 400.0, 0.869},
   }};
   return table;
 }

@@ -22,6 +22,7 @@ struct Dims {
   AttentionKernel kernel;      // of the attention core (attention_kernel_of)
   bool fused;                  // use_flash_attention's fused LayerNorm/GeLU and GEMM bias epilogues
   bool parallel_block, rope;
+  bool dropout;  // hidden_dropout > 0: the residual and embedding dropouts write and keep masks
 };
 
 Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan) {
@@ -38,6 +39,7 @@ Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan) {
   x.f1 = fc1_width(model);
   x.vocab = plan.padded_vocab_size;
   x.tokens = x.s * x.b;
+  x.dropout = model.hidden_dropout > 0;
   x.region_tokens = p.sequence_parallel ? x.tokens / x.t : x.tokens;
   x.attended = attended_length(model, p);
   x.kernel = attention_kernel_of(p);
@@ -133,9 +135,11 @@ OpPair norm(const std::string& name, const Dims& x) {
 
 // Fused bias + dropout + residual add: reads branch and residual, writes the sum and a 1-byte mask;
 // backward reads dy and the mask and writes the branch gradient (the residual's is dy itself).
+// Without dropout, no mask.
 OpPair residual(const std::string& name, const Dims& x) {
   const double e = dbl(x.region_tokens * x.h);
-  return elementwise(name, OpKind::kElementwise, 7.0 * e, 5.0 * e);
+  const double mask = x.dropout ? 1.0 : 0.0;
+  return elementwise(name, OpKind::kElementwise, (6.0 + mask) * e, (4.0 + mask) * e);
 }
 
 // GeLU reads and writes f columns; SwiGLU reads 2f (gate, up) and writes f.
@@ -246,8 +250,15 @@ std::vector<LayerOp> embedding_ops(const ModelSpec& model, const ResolvedPlan& p
   std::vector<OpPair> pairs;
   pairs.push_back(elementwise("embedding", OpKind::kElementwise, 2.0 * full / dbl(x.t) + 2.0 * full,
                               2.0 * full + 8.0 * full / dbl(x.t)));
-  // Position add (learned absolute only) and dropout: read 2 (+2), write 2, mask 1 byte.
-  pairs.push_back(elementwise("embedding_dropout", OpKind::kElementwise, (x.rope ? 5.0 : 7.0) * region, 5.0 * region));
+  // Position add (learned absolute only) and dropout: read 2 (+2), write 2, mask 1 byte; backward
+  // reads dy and the mask, writes dx. Without dropout only the position add is left (its gradient a
+  // read of dy), and with RoPE nothing.
+  if (x.dropout) {
+    pairs.push_back(
+        elementwise("embedding_dropout", OpKind::kElementwise, (x.rope ? 5.0 : 7.0) * region, 5.0 * region));
+  } else if (!x.rope) {
+    pairs.push_back(elementwise("position_add", OpKind::kElementwise, 6.0 * region, 2.0 * region));
+  }
   return select(std::move(pairs), pass);
 }
 

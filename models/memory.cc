@@ -24,7 +24,10 @@ LayerParts layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
   const std::int64_t sb = model.seq_length * p.micro_batch_size;
   const std::int64_t f = ffn_hidden(model);
   LayerParts parts;
-  parts.replicated = (p.parallel_transformer_block ? 5 : 10) * sbh;
+  // Per residual branch (two, one with the parallel block): the LayerNorm input and the input of
+  // the first GEMMs (2 sbh each) and the dropout mask (1 byte, none without dropout).
+  const std::int64_t branches = p.parallel_transformer_block ? 1 : 2;
+  parts.replicated = branches * (model.hidden_dropout > 0 ? 5 : 4) * sbh;
   const std::int64_t mlp = (model.activation == Activation::kSwiglu ? 6 : 4) * sb * f;
   parts.sharded = 2 * sbh + 4 * sb * query_groups(model) * kv_channels(model) + 2 * sbh + mlp;
   if (!uses_flash_kernel(p)) parts.core = 5 * model.num_attention_heads * sb * model.seq_length;
@@ -44,12 +47,16 @@ std::int64_t region_bytes(const ModelSpec& model, const ResolvedPlan& plan, std:
 }
 
 std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
-  const std::int64_t chunks = in_flight_chunks(plan, stage);
-  std::int64_t bytes = chunks * plan.chunk_layers(stage) * layer_activation_bytes(model, plan);
+  std::int64_t layers = 0;  // layers whose forward activations are held, over the in-flight chunks
+  for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
+    layers += in_flight_chunks_of(plan, stage, chunk) * plan.chunk_layers(stage, chunk);
+  }
+  std::int64_t bytes = layers * layer_activation_bytes(model, plan);
   if (plan.plan.recompute_granularity == RecomputeGranularity::kFull) {
     bytes += full_layer_bytes(layer_parts(model, plan), plan);
   }
-  if (stage == 0) bytes += in_flight_chunks_of(plan, 0, 0) * region_bytes(model, plan, 1);
+  // The embedding dropout's mask.
+  if (stage == 0 && model.hidden_dropout > 0) bytes += in_flight_chunks_of(plan, 0, 0) * region_bytes(model, plan, 1);
   if (stage == plan.pp - 1) {
     const std::int64_t logits = 4 * model.seq_length * plan.plan.micro_batch_size * plan.padded_vocab_size / plan.tp;
     bytes += in_flight_chunks_of(plan, stage, plan.virtual_stages - 1) * (region_bytes(model, plan, 4) + logits);
@@ -144,7 +151,7 @@ void require_fits(const MemoryEstimate& estimate, const GpuSpec& gpu) {
   const auto gb = [](std::int64_t bytes) { return static_cast<double>(bytes) / 1e9; };
   throw sim::ConfigError(
       "plan", fmt::format("{:.1f} GB per GPU on pipeline stage {}", gb(peak.total_bytes()), estimate.peak_stage()),
-      fmt::format("a plan whose peak memory per GPU fits in HBM: {} has {:.0f} GB (that stage needs parameters "
+      fmt::format("a plan whose peak memory per GPU fits in HBM: {} has {:.1f} GB (that stage needs parameters "
                   "{:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f} GB)",
                   gpu.name, gpu.hbm_gbytes, gb(peak.parameters_bytes), gb(peak.gradients_bytes),
                   gb(peak.optimizer_bytes), gb(peak.activations_bytes)));

@@ -1,5 +1,7 @@
 #include "models/model_spec.h"
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "sim/error.h"
@@ -57,6 +59,10 @@ void validate(const ModelSpec& model) {
   if (model.ffn_hidden_size < 0 || model.ffn_hidden_size > kMaxFfn) {
     throw sim::ConfigError("model.ffn_hidden_size", std::to_string(model.ffn_hidden_size),
                            "0 (Megatron's default) or an integer from 1 to " + std::to_string(kMaxFfn));
+  }
+  if (!(model.hidden_dropout >= 0 && model.hidden_dropout < 1)) {
+    throw sim::ConfigError("model.hidden_dropout", fmt::format("{}", model.hidden_dropout),
+                           "a probability from 0 (no dropout) to below 1");
   }
   if (ffn_hidden(model) < 1) {
     throw sim::ConfigError(

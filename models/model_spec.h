@@ -26,6 +26,10 @@ struct ModelSpec {
   std::int64_t vocab_size = 0;  // before padding
   std::int64_t make_vocab_size_divisible_by = 128;
   bool untie_embeddings_and_output_weights = false;
+  // Megatron's --hidden-dropout (default 0.1): the dropout after the embedding and on each residual
+  // branch. At 0 (Llama-style models train without dropout) PyTorch's dropout returns its input, so
+  // no 1-byte mask is written or kept and the fused bias-dropout-add only adds.
+  double hidden_dropout = 0.1;
 };
 
 // Upper bounds far beyond any published model (hidden 25,600 and vocabularies of 256 k at most),

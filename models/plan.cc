@@ -93,11 +93,12 @@ void check_pipeline(const ModelSpec& model, const ParallelPlan& plan, ResolvedPl
   }
   out.virtual_stages = out.layers_per_stage / per_chunk;
   for (const std::int64_t layers : {out.first_stage_layers, out.last_stage_layers}) {
-    if (layers % out.virtual_stages != 0) {
+    if (outermost_chunk_layers(layers, out.virtual_stages, per_chunk) < 1) {
       throw ConfigError(key, str(per_chunk),
                         "a chunk size whose " + str(out.virtual_stages) +
                             " model chunks per rank also split the first and last stages' layers (" +
-                            str(out.first_stage_layers) + ", " + str(out.last_stage_layers) + ") evenly");
+                            str(out.first_stage_layers) + ", " + str(out.last_stage_layers) +
+                            "): evenly, or chunks of this size and an outermost chunk of at least one layer");
     }
   }
   if (out.virtual_stages == 1) {
@@ -195,6 +196,13 @@ std::int64_t middle_stage_layers(std::int64_t num_layers, std::int64_t pp, std::
   const std::int64_t left = num_layers - first - last;
   if (others == 0) return left == 0 ? first : 0;
   return left >= others && left % others == 0 ? left / others : 0;
+}
+
+std::int64_t outermost_chunk_layers(std::int64_t stage_layers, std::int64_t v, std::int64_t per_chunk) {
+  if (v < 1 || stage_layers < 1) return 0;
+  if (stage_layers % v == 0) return stage_layers / v;
+  const std::int64_t rest = stage_layers - (v - 1) * per_chunk;
+  return rest >= 1 ? rest : 0;
 }
 
 AttentionKernel attention_kernel_of(const ParallelPlan& plan) {

@@ -67,7 +67,7 @@ std::int64_t chunk_parameter_count(const ModelSpec& model, const ResolvedPlan& p
   const std::int64_t per_layer = layer_parameter_count_per_tp_rank(model, plan.tp);
   const std::int64_t ends = stage_parameter_count(model, plan, stage) - plan.stage_layers(stage) * per_layer;
   const bool holds_ends = (stage == 0 && chunk == 0) || (stage == plan.pp - 1 && chunk == plan.virtual_stages - 1);
-  return plan.chunk_layers(stage) * per_layer + (holds_ends ? ends : 0);
+  return plan.chunk_layers(stage, chunk) * per_layer + (holds_ends ? ends : 0);
 }
 
 std::vector<std::int64_t> gradient_bucket_params(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage,

@@ -220,7 +220,7 @@ class StageBuilder {
     const bool forward = s.pass == PassKind::kForward;
     const bool embedding = stage_ == 0 && s.chunk == 0;
     const bool output = stage_ == plan_.pp - 1 && s.chunk == plan_.virtual_stages - 1;
-    const auto layers = static_cast<std::int32_t>(plan_.chunk_layers(stage_));
+    const auto layers = static_cast<std::int32_t>(plan_.chunk_layers(stage_, s.chunk));
     Task t;
     t.category = forward ? TaskCategory::kForward : TaskCategory::kBackward;
     t.microbatch = s.microbatch;

@@ -163,6 +163,9 @@ void add_model_keys(std::vector<KeySpec>& t) {
                     &ModelSpec::make_vocab_size_divisible_by, between(1, models::kMaxVocab)));
   t.push_back(field("model", "untie_embeddings_and_output_weights", "", "separate output layer weights", m,
                     &ModelSpec::untie_embeddings_and_output_weights));
+  t.push_back(field("model", "hidden_dropout", "",
+                    "dropout probability after the embedding and on each residual branch (0: no masks kept)", m,
+                    &ModelSpec::hidden_dropout, between(0.0, 0.99)));
 }
 
 void add_plan_keys(std::vector<KeySpec>& t) {

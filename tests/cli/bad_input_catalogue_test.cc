@@ -131,7 +131,7 @@ const Case kCases[] = {
     {"does_not_fit",
      "run {175B} --set plan.tensor_model_parallel_size=1 --set plan.pipeline_model_parallel_size=1 "
      "--set plan.num_layers_per_virtual_pipeline_stage=0 --set plan.global_batch_size=12288 --out out",
-     nullptr, "per GPU on pipeline stage 0", "has 80 GB"},
+     nullptr, "per GPU on pipeline stage 0", "has 85.9 GB"},
     // Unknown names.
     {"unknown_gpu", "run --set cluster.gpu=H900 --out out", nullptr, "cluster.gpu", "H900"},
     {"unknown_routing", "run --set fabric.routing=random --out out", nullptr, "fabric.routing", "random"},

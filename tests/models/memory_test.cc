@@ -181,7 +181,33 @@ TEST(Memory, DoesNotFitNamesStageAndSizes) {
   } catch (const sim::ConfigError& e) {
     EXPECT_EQ(e.key(), "plan");
     EXPECT_NE(e.value().find("stage 0"), std::string::npos);
-    EXPECT_NE(e.valid().find("A100-SXM-80GB has 80 GB"), std::string::npos);
+    EXPECT_NE(e.valid().find("A100-SXM-80GB has 85.9 GB"), std::string::npos);
+  }
+}
+
+// Without dropout (model.hidden_dropout = 0, as Llama trains) PyTorch keeps no mask: each layer
+// holds 2 sbh bytes less (one 1-byte mask per residual branch; with SP divided over TP), one with
+// the parallel block's single branch, and the first stage no embedding-dropout mask.
+TEST(Memory, NoDropoutKeepsNoMasks) {
+  for (const bool parallel : {false, true}) {
+    for (const bool sp : {false, true}) {
+      ModelSpec m = testing::gpt_22b();
+      ParallelPlan p = testing::plan_of(m, 8, 2, 0, 4, 16);
+      p.sequence_parallel = sp;
+      p.use_flash_attention = true;
+      p.parallel_transformer_block = parallel;
+      const ResolvedPlan plan = resolve_plan(m, p, 16, 8);
+      const MemoryEstimate with = estimate_memory(m, plan);
+      m.hidden_dropout = 0;
+      const MemoryEstimate without = estimate_memory(m, plan);
+      const std::int64_t masks = (parallel ? 1 : 2) * (sp ? kSbh / kT : kSbh);
+      EXPECT_EQ(layer_activation_bytes(m, plan), layer_activation_bytes(testing::gpt_22b(), plan) - masks);
+      // Stage 0 holds pp = 2 micro-batches of 22 layers, plus the embedding mask (sbh / t with SP).
+      const std::int64_t embedding_mask = sp ? kSbh / kT : kSbh;
+      EXPECT_EQ(with.stages[0].activations_bytes - without.stages[0].activations_bytes,
+                2 * (m.num_layers / 2 * masks + embedding_mask));
+      EXPECT_EQ(with.stages[1].activations_bytes - without.stages[1].activations_bytes, m.num_layers / 2 * masks);
+    }
   }
 }
 

@@ -49,7 +49,7 @@ TEST(GpuSpec, TableFollowsGpusCsv) {
   EXPECT_DOUBLE_EQ(gpus[0].hbm_tbytes_per_s, 2.039);
   EXPECT_DOUBLE_EQ(gpus[0].best_gemm_efficiency, 0.869);
   EXPECT_EQ(gpus[2].name, "H200-SXM-141GB");
-  EXPECT_DOUBLE_EQ(gpus[2].hbm_gbytes, 141.0);
+  EXPECT_DOUBLE_EQ(gpus[2].hbm_gbytes, 141.0 * 1.073741824);  // gpus.csv's 141 "GB" are GiB
   EXPECT_EQ(gpus[3].name, "H800-SXM-80GB");
   EXPECT_DOUBLE_EQ(gpus[3].nvlink_total_gbytes_per_s, 400.0);
   EXPECT_DOUBLE_EQ(gpus[3].best_gemm_efficiency, 0.0);  // not measured: unknown

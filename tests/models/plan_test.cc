@@ -25,7 +25,7 @@ TEST(ResolvePlan, MegaScale175bAt12288Gpus) {
   EXPECT_EQ(r.virtual_stages, 6);
   EXPECT_TRUE(r.interleaved());
   EXPECT_EQ(r.layers_per_stage, 12);
-  EXPECT_EQ(r.chunk_layers(0), 2);                  // 96 / (8 * 6)
+  EXPECT_EQ(r.chunk_layers(0, 0), 2);               // 96 / (8 * 6)
   EXPECT_EQ(r.num_microbatches, 6144 / (1 * 192));  // 32
   EXPECT_EQ(r.padded_vocab_size, 63 * 1024);
   EXPECT_EQ(r.layout().world_size(), 12288);
@@ -38,7 +38,7 @@ TEST(ResolvePlan, Korthikanti530bWithOneLayerPerChunk) {
   const ResolvedPlan r = resolve_plan(m, plan_of(m, 8, 35, 3, 1, 2240), 2240, 8);
   EXPECT_EQ(r.dp, 8);
   EXPECT_EQ(r.layers_per_stage, 3);
-  EXPECT_EQ(r.chunk_layers(0), 1);
+  EXPECT_EQ(r.chunk_layers(0, 0), 1);
   EXPECT_EQ(r.num_microbatches, 280);  // 2240 / 8, divisible by pp = 35
 }
 

@@ -92,13 +92,51 @@ TEST(UnevenStages, InterleavingSplitsEveryStageIntoTheSameNumberOfChunks) {
   // Middle stages 14 layers in chunks of 7: v = 2, and the first and last stages' 6 split in 3 + 3.
   const ResolvedPlan r = resolve_plan(m, uneven(m, 4, 6, 6, 7), 4, 8);
   EXPECT_EQ(r.virtual_stages, 2);
-  EXPECT_EQ(r.chunk_layers(0), 3);
-  EXPECT_EQ(r.chunk_layers(1), 7);
-  EXPECT_EQ(r.chunk_layers(3), 3);
-  // Chunks of 2 make v = 7 chunks of a middle stage, which 6 layers cannot split into.
+  for (std::int64_t chunk = 0; chunk < 2; ++chunk) {
+    EXPECT_EQ(r.chunk_layers(0, chunk), 3);
+    EXPECT_EQ(r.chunk_layers(1, chunk), 7);
+    EXPECT_EQ(r.chunk_layers(3, chunk), 3);
+  }
+  // Chunks of 2 make v = 7 chunks of a middle stage: 6 layers split neither evenly nor into six
+  // chunks of 2 and an outermost one.
   EXPECT_EQ(plan_error_key(m, uneven(m, 4, 6, 6, 2), 4), "plan.num_layers_per_virtual_pipeline_stage");
   // Chunks of 4 do not divide a middle stage's 14.
   EXPECT_EQ(plan_error_key(m, uneven(m, 4, 6, 6, 4), 4), "plan.num_layers_per_virtual_pipeline_stage");
+}
+
+// Llama 3 405B's shape: 126 layers on 16 stages, 7 on the first and last, interleaved in chunks of 4
+// (v = 2). 7 does not split into 2 equal chunks, so the first stage's outermost chunk (chunk 0, with
+// the embedding) holds 3 and its other 4, the last stage's outermost (chunk 1, with the loss) 3.
+TEST(UnevenStages, AnOutermostChunkTakesWhatAStageLacks) {
+  const ModelSpec m = testing::gpt(126, 2048, 16, 32000);
+  ParallelPlan p = uneven(m, 16, 7, 7, 4, 32);
+  const ResolvedPlan r = resolve_plan(m, p, 16, 8);
+  ASSERT_EQ(r.virtual_stages, 2);
+  EXPECT_EQ(r.chunk_layers(0, 0), 3);
+  EXPECT_EQ(r.chunk_layers(0, 1), 4);
+  EXPECT_EQ(r.chunk_layers(7, 0), 4);
+  EXPECT_EQ(r.chunk_layers(7, 1), 4);
+  EXPECT_EQ(r.chunk_layers(15, 0), 4);
+  EXPECT_EQ(r.chunk_layers(15, 1), 3);
+  EXPECT_EQ(outermost_chunk_layers(7, 2, 4), 3);
+  EXPECT_EQ(outermost_chunk_layers(8, 2, 4), 4);  // even: Megatron's rule
+  EXPECT_EQ(outermost_chunk_layers(3, 2, 4), 0);  // nothing would be left for it
+  // Every chunk's parameters add up to its stage's, and every stage's compute runs its layers.
+  const Workload w = build_workload(m, r);
+  for (std::int64_t stage = 0; stage < 16; ++stage) {
+    EXPECT_EQ(chunk_parameter_count(m, r, stage, 0) + chunk_parameter_count(m, r, stage, 1),
+              stage_parameter_count(m, r, stage));
+    std::int64_t layer_runs = 0;
+    for (const Task& t : w.stages[static_cast<std::size_t>(stage)].tasks) {
+      if (t.category != TaskCategory::kForward) continue;
+      for (const Task::KernelRun& run : t.runs) {
+        if (testing::kernels_of(w, run).name == "chunk forward") layer_runs += run.repeat;
+      }
+    }
+    EXPECT_EQ(layer_runs, r.num_microbatches * r.stage_layers(stage)) << "stage " << stage;
+  }
+  // A chunk of 5 would leave 7 - 5 = 2 for the outermost chunk: fine; one of 3 makes v = 8/3: no.
+  EXPECT_EQ(plan_error_key(m, uneven(m, 16, 7, 7, 3, 32), 16), "plan.num_layers_per_virtual_pipeline_stage");
 }
 
 TEST(UnevenStages, StageParametersFollowTheirLayers) {

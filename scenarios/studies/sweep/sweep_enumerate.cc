@@ -85,7 +85,8 @@ std::vector<std::int64_t> pipeline_options(const models::ModelSpec& model, const
 }
 
 // 0 and the chunk sizes that split every stage of depth pp into the same number of chunks: proper
-// divisors of a middle stage's layers whose chunk count also divides the first and last stages'.
+// divisors of a middle stage's layers with whose chunk count the first and last stages split too
+// (models::outermost_chunk_layers).
 std::vector<std::int64_t> virtual_stage_options(const models::ModelSpec& model, const models::ParallelPlan& plan,
                                                 std::int64_t pp) {
   std::vector<std::int64_t> out{0};
@@ -94,7 +95,8 @@ std::vector<std::int64_t> virtual_stage_options(const models::ModelSpec& model, 
   if (pp < 2 || middle == 0) return out;
   for (const std::int64_t d : divisors(middle)) {
     const std::int64_t chunks = middle / d;
-    if (d < middle && (first == 0 ? middle : first) % chunks == 0 && (last == 0 ? middle : last) % chunks == 0) {
+    if (d < middle && models::outermost_chunk_layers(first == 0 ? middle : first, chunks, d) >= 1 &&
+        models::outermost_chunk_layers(last == 0 ? middle : last, chunks, d) >= 1) {
       out.push_back(d);
     }
   }
@@ -127,7 +129,7 @@ void judge(const Scenario& s, SweepCandidate& c) {
   c.hbm_bytes = r.hbm_bytes;
   if (r.fits) return;
   c.status = SweepStatus::kOutOfMemory;
-  c.reason = fmt::format("peak memory {:.1f} GB per GPU (pipeline stage {}) exceeds the {} GB of HBM of the {}",
+  c.reason = fmt::format("peak memory {:.1f} GB per GPU (pipeline stage {}) exceeds the {:.1f} GB of HBM of the {}",
                          static_cast<double>(c.peak_memory_bytes) / 1e9, c.peak_stage, r.hbm_bytes / 1e9, r.gpu);
 }
 

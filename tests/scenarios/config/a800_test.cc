@@ -35,7 +35,7 @@ TEST(A800, IsAcceptedByNameAndAlias) {
   }
   const models::GpuSpec& a800 = models::find_gpu("A800");
   EXPECT_DOUBLE_EQ(a800.peak_bf16_dense_tflops, 312.0);
-  EXPECT_DOUBLE_EQ(a800.hbm_gbytes, 80.0);
+  EXPECT_DOUBLE_EQ(a800.hbm_gbytes, 80.0 * 1.073741824);  // 80 GiB
   EXPECT_DOUBLE_EQ(a800.hbm_tbytes_per_s, 2.039);
   EXPECT_DOUBLE_EQ(a800.nvlink_total_gbytes_per_s, 400.0);
   EXPECT_DOUBLE_EQ(a800.best_gemm_efficiency, models::find_gpu("A100").best_gemm_efficiency);

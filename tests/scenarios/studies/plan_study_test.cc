@@ -68,8 +68,8 @@ TEST(PlanStudy, GpuChoiceSetsNvlinkAndMemory) {
   Scenario s = load_scenario_text("[cluster]\ngpu = \"H200\"\n");
   EXPECT_EQ(s.gpu, "H200-SXM-141GB");
   EXPECT_DOUBLE_EQ(effective_cluster(s).nvlink_gbytes_per_s, 900.0 / 2);  // gpus.csv total / 2
-  EXPECT_DOUBLE_EQ(run_plan_study(s).hbm_bytes, 141e9);
-  s.cluster.nvlink_gbytes_per_s = 200;  // an explicit value wins
+  EXPECT_DOUBLE_EQ(run_plan_study(s).hbm_bytes, 141.0 * (1 << 30));       // 141 GiB
+  s.cluster.nvlink_gbytes_per_s = 200;                                    // an explicit value wins
   EXPECT_DOUBLE_EQ(effective_cluster(s).nvlink_gbytes_per_s, 200.0);
 }
 
