@@ -7,9 +7,10 @@
 //    gradients are not yet reduce-scattered), optim_grads_params the parameters as well (their 1/d
 //    plus two gathered units, or plus all of the stage's without reshard_after_forward).
 //  - Activations of one layer and micro-batch on one TP rank: Korthikanti et al. 2022 section 4
-//    (bf16 tensors, 1-byte dropout masks), by recompute setting, sequence parallelism and attention
-//    kernel; a rank holds its schedule's in-flight micro-batches (Megatron's schedules.py warm-up
-//    counts), the first and last stages their embedding and loss tensors.
+//    (bf16 tensors, 1-byte dropout masks, none when hidden_dropout is 0), by recompute setting,
+//    sequence parallelism and attention kernel; a rank holds its schedule's in-flight micro-batches
+//    (Megatron's schedules.py warm-up counts), the first and last stages their embedding and loss
+//    tensors.
 // The formulas, and how they reduce to Korthikanti's: docs/design/memory.md.
 // Left out: CUDA context, NCCL and allocator overheads, temporary buffers.
 #pragma once
@@ -52,7 +53,8 @@ MemoryEstimate estimate_memory(const ModelSpec& model, const ResolvedPlan& plan)
 
 // Throws sim::ConfigError(key "plan", "<X> GB on pipeline stage k", "a plan whose peak memory per
 // GPU fits in HBM: <gpu> has <Y> GB ...") when the peak stage exceeds the GPU's HBM capacity
-// (hbm_gbytes * 1e9 bytes). Callers that only want to warn compare peak().total_bytes() themselves.
+// (hbm_gbytes * 1e9 bytes; gpu_spec.cc holds the datasheets' GiB in GB). Callers that only want
+// to warn compare peak().total_bytes() themselves.
 void require_fits(const MemoryEstimate& estimate, const GpuSpec& gpu);
 
 }  // namespace megasim::models

@@ -100,6 +100,15 @@ struct ParallelPlan {
   return attention_kernel_of(plan) != AttentionKernel::kUnfused;
 }
 
+// Interleaving with uneven first or last stages: the v model chunks of a first or last stage of
+// `stage_layers` layers hold stage_layers / v each when v divides them (Megatron's
+// get_num_layers_to_build); otherwise its chunks hold the plan's chunk size `per_chunk` but the
+// outermost one (the first stage's chunk 0 with the embedding, the last stage's chunk v-1 with the
+// loss), which holds the rest: Llama 3's 405B layout of one layer less on each end (Megatron
+// expresses it with --pipeline-model-parallel-layout). Returns the outermost chunk's layers, 0 when
+// no chunk would be left for it.
+[[nodiscard]] std::int64_t outermost_chunk_layers(std::int64_t stage_layers, std::int64_t v, std::int64_t per_chunk);
+
 // A plan checked against a model and a cluster size, with the derived quantities. Flags hold the
 // values in effect: Megatron silently or with a warning turns some off, and so does resolve_plan
 // (each such change is listed in `warnings`).
@@ -126,16 +135,11 @@ struct ResolvedPlan {
     if (stage == 0) return first_stage_layers;
     return stage == pp - 1 ? last_stage_layers : layers_per_stage;
   }
-  // Layers of model chunk `chunk` (0 .. v-1) of pipeline rank `stage` (uneven_chunk_layers below).
+  // Layers of model chunk `chunk` (0 .. v-1) of pipeline rank `stage` (outermost_chunk_layers below).
   [[nodiscard]] std::int64_t chunk_layers(std::int64_t stage, std::int64_t chunk) const {
     const std::int64_t layers = stage_layers(stage);
     const bool outermost = (stage == 0 && chunk == 0) || (stage == pp - 1 && chunk == virtual_stages - 1);
-    const std::int64_t inner = inner_chunk_layers(layers);
-    return outermost ? layers - (virtual_stages - 1) * inner : inner;
-  }
-  // Layers of each chunk of a stage of `layers` layers other than its outermost one: layers / v
-  // when v divides them (Megatron's rule), else the plan's chunk size.
-  [[nodiscard]] std::int64_t inner_chunk_layers(std::int64_t layers) const {
+    if (outermost) return outermost_chunk_layers(layers, virtual_stages, plan.num_layers_per_virtual_pipeline_stage);
     return layers % virtual_stages == 0 ? layers / virtual_stages : plan.num_layers_per_virtual_pipeline_stage;
   }
   [[nodiscard]] ParallelLayout layout() const { return ParallelLayout{tp, pp, dp}; }
@@ -179,15 +183,6 @@ ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std:
 // enumeration asks; resolve_plan says why).
 [[nodiscard]] std::int64_t middle_stage_layers(std::int64_t num_layers, std::int64_t pp, std::int64_t first,
                                                std::int64_t last);
-
-// Interleaving with uneven first or last stages: the v model chunks of a first or last stage of
-// `stage_layers` layers hold stage_layers / v each when v divides them (Megatron's
-// get_num_layers_to_build); otherwise its chunks hold the plan's chunk size `per_chunk` but the
-// outermost one (the first stage's chunk 0 with the embedding, the last stage's chunk v-1 with the
-// loss), which holds the rest: Llama 3's 405B layout of one layer less on each end (Megatron
-// expresses it with --pipeline-model-parallel-layout). Returns the outermost chunk's layers, 0 when
-// no chunk would be left for it.
-[[nodiscard]] std::int64_t outermost_chunk_layers(std::int64_t stage_layers, std::int64_t v, std::int64_t per_chunk);
 
 // Parameters held by one GPU of pipeline stage `stage` of the plan (model_spec.h), its layers
 // plan.stage_layers(stage).
