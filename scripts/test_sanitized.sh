@@ -13,15 +13,8 @@ export CCACHE_DEPEND=1
 # The line tables (-gline-tables-only) name the build folder, which ccache would otherwise hash, so
 # that a clone in another folder missed every object.
 export CCACHE_NOHASHDIR=1
-# Clang's precompiled headers need two things for ccache to hit from another folder: PCHs written
-# without the headers' mtimes (-fno-pch-timestamp: ccache refuses a PCH whose headers have a new
-# mtime, and CMake writes them anew in every build folder), and the PCH's path relative to the
-# build folder (scripts/ccache_clang_pch.sh: CMake passes it absolute, behind -Xclang, where
-# CCACHE_BASEDIR does not reach).
 launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER="$PWD/scripts/ccache_clang_pch.sh" "-DCMAKE_CXX_FLAGS=-Xclang -fno-pch-timestamp")
-fi
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B build-san -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DMEGASIM_SANITIZE=address,undefined \
       -DMEGASIM_FUZZ=ON -DMEGASIM_LTO=OFF -DMEGASIM_BUILD_BENCH=OFF -DMEGASIM_BUILD_PYTHON=OFF \
