@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "models/layer_ops.h"
+#include "models/moe.h"
 
 namespace megasim::models {
 namespace {
@@ -14,18 +15,24 @@ double forward_and_backward(const std::vector<LayerOp>& forward, const std::vect
 
 // The flops.h count of `plan` as given (its sliding window included).
 IterationFlops counted_flops(const ModelSpec& model, const ResolvedPlan& plan) {
-  const double layers = static_cast<double>(model.num_layers);
-  const double layer =
+  const double moe_layers = static_cast<double>(moe_layers_in(model, 0, model.num_layers));
+  const double dense_layers = static_cast<double>(model.num_layers) - moe_layers;
+  const double dense =
       forward_and_backward(layer_ops(model, plan, Pass::kForward), layer_ops(model, plan, Pass::kBackward));
+  const double moe = moe_layers == 0 ? 0.0
+                                     : forward_and_backward(moe_layer_ops(model, plan, Pass::kForward),
+                                                            moe_layer_ops(model, plan, Pass::kBackward));
   const double ends =
       forward_and_backward(embedding_ops(model, plan, Pass::kForward), embedding_ops(model, plan, Pass::kBackward)) +
       forward_and_backward(output_ops(model, plan, Pass::kForward), output_ops(model, plan, Pass::kBackward));
-  const double recompute = sum_flops(layer_ops(model, plan, Pass::kRecompute));
+  const double recompute =
+      dense_layers * sum_flops(layer_ops(model, plan, Pass::kRecompute)) +
+      (moe_layers == 0 ? 0.0 : moe_layers * sum_flops(moe_layer_ops(model, plan, Pass::kRecompute)));
   // Every micro-batch of every DP replica runs once through every TP rank's shard.
   const double shards = static_cast<double>(plan.num_microbatches * plan.dp * plan.tp);
   IterationFlops out;
-  out.model = (layers * layer + ends) * shards;
-  out.hardware = out.model + layers * recompute * shards;
+  out.model = (dense_layers * dense + moe_layers * moe + ends) * shards;
+  out.hardware = out.model + recompute * shards;
   out.model_full_attention = out.model;
   return out;
 }

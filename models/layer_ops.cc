@@ -3,27 +3,10 @@
 #include <cmath>
 #include <utility>
 
+#include "models/layer_ops_internal.h"
+
 namespace megasim::models {
-namespace {
-
-// A forward op with the ops that compute its gradients, in the order backward runs them.
-struct OpPair {
-  LayerOp forward;
-  std::vector<LayerOp> backward;
-  bool attention_core = false;  // recomputed by selective recompute
-};
-
-// Sizes of one micro-batch on one TP rank.
-struct Dims {
-  std::int64_t b, s, h, t, a, g, d, f, f1, vocab;
-  std::int64_t tokens;         // s * b: GEMM rows
-  std::int64_t region_tokens;  // tokens seen by norms, dropouts, residuals: s*b/t with SP
-  double attended;             // L of the convention
-  AttentionKernel kernel;      // of the attention core (attention_kernel_of)
-  bool fused;                  // use_flash_attention's fused LayerNorm/GeLU and GEMM bias epilogues
-  bool parallel_block, rope;
-  bool dropout;  // hidden_dropout > 0: the residual and embedding dropouts write and keep masks
-};
+namespace layer_ops_detail {
 
 Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan) {
   const ParallelPlan& p = plan.plan;
@@ -53,7 +36,7 @@ double dbl(std::int64_t v) {
   return static_cast<double>(v);
 }
 
-LayerOp gemm(std::string name, OpKind kind, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1) {
+LayerOp gemm(std::string name, OpKind kind, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch) {
   const double flops = 2.0 * dbl(m) * dbl(n) * dbl(k) * dbl(batch);
   const double bytes = 2.0 * dbl(batch) * (dbl(m) * dbl(k) + dbl(k) * dbl(n) + dbl(m) * dbl(n));
   return LayerOp{std::move(name), kind, GemmShape{m, n, k, batch}, flops, flops, bytes};
@@ -72,6 +55,8 @@ OpPair linear(const std::string& name, std::int64_t m, std::int64_t n, std::int6
 OpPair elementwise(const std::string& name, OpKind kind, double forward_bytes, double backward_bytes) {
   return {memory_op(name, kind, forward_bytes), {memory_op(name + "_bwd", kind, backward_bytes)}};
 }
+
+namespace {
 
 // A batched attention product: counted FLOPs follow the attended length of the convention.
 LayerOp attention_gemm(std::string name, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
@@ -119,6 +104,8 @@ void flash_core(const Dims& x, std::vector<OpPair>& out) {
   out.push_back({std::move(forward), {std::move(backward)}, true});
 }
 
+}  // namespace
+
 void core_attention(const Dims& x, std::vector<OpPair>& out) {
   if (x.kernel == AttentionKernel::kUnfused) {
     unfused_core(x, out);
@@ -142,11 +129,17 @@ OpPair residual(const std::string& name, const Dims& x) {
   return elementwise(name, OpKind::kElementwise, (6.0 + mask) * e, (4.0 + mask) * e);
 }
 
+OpPair activation(const std::string& prefix, double rows, std::int64_t columns, bool glu) {
+  const double e = rows * dbl(columns);
+  return elementwise(prefix + (glu ? "swiglu" : "gelu"), OpKind::kElementwise, glu ? 6.0 * e : 4.0 * e,
+                     glu ? 10.0 * e : 6.0 * e);
+}
+
+namespace {
+
 // GeLU reads and writes f columns; SwiGLU reads 2f (gate, up) and writes f.
-OpPair activation(const Dims& x) {
-  const double e = dbl(x.tokens * x.f / x.t);
-  const bool glu = x.f1 != x.f;
-  return elementwise(glu ? "swiglu" : "gelu", OpKind::kElementwise, glu ? 6.0 * e : 4.0 * e, glu ? 10.0 * e : 6.0 * e);
+OpPair mlp_activation(const Dims& x) {
+  return activation("", dbl(x.tokens), x.f / x.t, x.f1 != x.f);
 }
 
 // The linear layers' biases where Megatron-LM's own kernels handle them (without the fused kernels
@@ -168,7 +161,9 @@ OpPair with_bias_gradient(OpPair pair, const std::string& name, std::int64_t row
   return pair;
 }
 
-std::vector<OpPair> layer_pairs(const Dims& x) {
+}  // namespace
+
+std::vector<OpPair> layer_pairs(const Dims& x, bool with_mlp) {
   std::vector<OpPair> ops;
   const std::int64_t qkv = (x.h + 2 * x.g * x.d) / x.t;
   // Bias kernels of their own only without the fused kernels (bias_add above).
@@ -183,7 +178,7 @@ std::vector<OpPair> layer_pairs(const Dims& x) {
     ops.push_back(linear("qkv_fc1", x.tokens, qkv + x.f1 / x.t, x.h));
     add_qkv_bias();
     core_attention(x, ops);
-    ops.push_back(handed_on(activation(x), "fc1_bias_grad", x.tokens, x.f1 / x.t));
+    ops.push_back(handed_on(mlp_activation(x), "fc1_bias_grad", x.tokens, x.f1 / x.t));
     ops.push_back(linear("proj_fc2", x.tokens, x.h, (x.h + x.f) / x.t));
     ops.push_back(handed_on(residual("residual", x), "proj_fc2_bias_grad", x.region_tokens, x.h));
     return ops;
@@ -194,14 +189,15 @@ std::vector<OpPair> layer_pairs(const Dims& x) {
   ops.push_back(linear("proj", x.tokens, x.h, x.h / x.t));
   ops.push_back(handed_on(residual("attention_residual", x), "proj_bias_grad", x.region_tokens, x.h));
   ops.push_back(norm("post_attention_layernorm", x));
+  if (!with_mlp) return ops;
   ops.push_back(linear("fc1", x.tokens, x.f1 / x.t, x.h));
-  ops.push_back(handed_on(activation(x), "fc1_bias_grad", x.tokens, x.f1 / x.t));
+  ops.push_back(handed_on(mlp_activation(x), "fc1_bias_grad", x.tokens, x.f1 / x.t));
   ops.push_back(linear("fc2", x.tokens, x.h, x.f / x.t));
   ops.push_back(handed_on(residual("mlp_residual", x), "fc2_bias_grad", x.region_tokens, x.h));
   return ops;
 }
 
-std::vector<LayerOp> select(std::vector<OpPair> pairs, Pass pass, bool core_only = false) {
+std::vector<LayerOp> select(std::vector<OpPair> pairs, Pass pass, bool core_only) {
   std::vector<LayerOp> out;
   if (pass == Pass::kBackward) {
     for (auto it = pairs.rbegin(); it != pairs.rend(); ++it) {
@@ -215,7 +211,9 @@ std::vector<LayerOp> select(std::vector<OpPair> pairs, Pass pass, bool core_only
   return out;
 }
 
-}  // namespace
+}  // namespace layer_ops_detail
+
+using namespace layer_ops_detail;
 
 double attended_length(const ModelSpec& model, const ParallelPlan& plan) {
   const double s = dbl(model.seq_length);
@@ -226,13 +224,13 @@ double attended_length(const ModelSpec& model, const ParallelPlan& plan) {
 
 std::vector<LayerOp> layer_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass) {
   const Dims x = dims_of(model, plan);
-  if (pass != Pass::kRecompute) return select(layer_pairs(x), pass);
+  if (pass != Pass::kRecompute) return select(layer_pairs(x, true), pass);
   switch (plan.plan.recompute_granularity) {
     case RecomputeGranularity::kFull:
-      return select(layer_pairs(x), Pass::kForward);
+      return select(layer_pairs(x, true), Pass::kForward);
     case RecomputeGranularity::kSelective:
       if (x.kernel != AttentionKernel::kUnfused) return {};
-      return select(layer_pairs(x), Pass::kForward, true);
+      return select(layer_pairs(x, true), Pass::kForward, true);
     case RecomputeGranularity::kNone:
       break;
   }

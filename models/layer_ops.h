@@ -53,6 +53,19 @@ struct LayerOp {
 // a FlashAttention kernel, else Megatron's four unfused ops; the LayerNorm, GeLU and bias kernels
 // follow use_flash_attention alone (its fused kernels).
 std::vector<LayerOp> layer_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass);
+// An MoE layer (moe.h; layer_ops_moe.cc): the dense layer's attention, then the router (a GEMM
+// h -> num_experts and its softmax and top-k), the permutation of the rank's tokens by expert, the
+// rank's num_experts / ep experts (one grouped GEMM per projection with moe_grouped_gemm, else one
+// GEMM per expert) on its share of the routed tokens, the unpermutation that weights and sums each
+// token's k outputs, the shared expert, and the residual. The experts execute the busiest
+// expert-parallel rank's tokens (expert_load_factor): it sets the pace, since the combine waits
+// for it. Their counted FLOPs are the balanced share: the convention counts every routed token
+// once per chosen expert (k x the expert MLP per token), drops and imbalance aside.
+std::vector<LayerOp> moe_layer_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass);
+// The busiest expert-parallel rank's routed tokens over its balanced share (busiest_expert_rank_load
+// for the ep x etp ranks that feed one set of experts, each with its micro-batch's tokens).
+double expert_load_factor(const ModelSpec& model, const ResolvedPlan& plan);
+
 // First pipeline stage, before its layers: word (+ position) embedding lookup and dropout.
 std::vector<LayerOp> embedding_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass);
 // Last pipeline stage, after its layers: final LayerNorm, logits GEMM (padded vocab / tp columns)

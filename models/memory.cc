@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
+#include "models/layer_ops.h"
+#include "models/moe.h"
+#include "models/stage_parameters.h"
 #include "sim/error.h"
 
 namespace megasim::models {
@@ -16,6 +20,7 @@ struct LayerParts {
   std::int64_t replicated = 0;  // R of memory.h, before the SP division
   std::int64_t sharded = 0;     // S, before the TP division
   std::int64_t core = 0;        // C, before the TP division
+  std::int64_t per_gpu = 0;     // an MoE layer's expert tensors, already per GPU
 };
 
 LayerParts layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
@@ -34,10 +39,24 @@ LayerParts layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
   return parts;
 }
 
-// Activations of one layer and micro-batch without recompute (the transient layer of full recompute).
-std::int64_t full_layer_bytes(const LayerParts& parts, const ResolvedPlan& plan) {
-  const std::int64_t replicated = plan.plan.sequence_parallel ? parts.replicated / plan.tp : parts.replicated;
-  return replicated + (parts.sharded + parts.core) / plan.tp;
+// An MoE layer: the dense layer's attention and LayerNorm inputs; instead of the MLP, the shared
+// expert's (as a dense MLP of its width, TP-sharded) and, per GPU, the router's fp32
+// probabilities over the rank's T tokens, and for each of the busiest rank's routed rows the
+// experts' input, fc1 output, activation output (the dense MLP's 4 or 6 bytes per ffn column) and
+// the experts' output the unpermutation keeps for the probabilities' gradient.
+LayerParts moe_layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
+  const ParallelPlan& p = plan.plan;
+  const std::int64_t sb = model.seq_length * p.micro_batch_size;
+  const std::int64_t h = model.hidden_size;
+  const bool glu = model.activation == Activation::kSwiglu;
+  LayerParts parts = layer_parts(model, plan);
+  parts.sharded -= (glu ? 6 : 4) * sb * ffn_hidden(model);
+  parts.sharded += (glu ? 6 : 4) * sb * model.moe_shared_expert_intermediate_size;
+  const std::int64_t tokens = p.sequence_parallel ? sb / plan.tp : sb;
+  const double rows = static_cast<double>(tokens * model.moe_router_topk * plan.etp) * expert_load_factor(model, plan);
+  const double per_row = static_cast<double>(2 * h + (glu ? 6 : 4) * (moe_ffn_hidden(model) / plan.etp) + 2 * h);
+  parts.per_gpu = 4 * tokens * model.num_experts + static_cast<std::int64_t>(std::ceil(rows * per_row));
+  return parts;
 }
 
 // Tensors of shape s x b x h, divided over TP ranks when sequence parallelism shards them.
@@ -46,14 +65,39 @@ std::int64_t region_bytes(const ModelSpec& model, const ResolvedPlan& plan, std:
   return bytes_per_element * (plan.plan.sequence_parallel ? sbh / plan.tp : sbh);
 }
 
-std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
-  std::int64_t layers = 0;  // layers whose forward activations are held, over the in-flight chunks
-  for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
-    layers += in_flight_chunks_of(plan, stage, chunk) * plan.chunk_layers(stage, chunk);
+// Activations of one layer and micro-batch without recompute (the transient layer of full recompute).
+std::int64_t full_layer_bytes(const LayerParts& parts, const ResolvedPlan& plan) {
+  const std::int64_t replicated = plan.plan.sequence_parallel ? parts.replicated / plan.tp : parts.replicated;
+  return replicated + (parts.sharded + parts.core) / plan.tp + parts.per_gpu;
+}
+
+// What a layer keeps for its backward under the plan's recompute setting.
+std::int64_t kept_bytes(const ModelSpec& model, const ResolvedPlan& plan, const LayerParts& parts) {
+  switch (plan.plan.recompute_granularity) {
+    case RecomputeGranularity::kFull:
+      return region_bytes(model, plan, 2);
+    case RecomputeGranularity::kSelective:
+      return full_layer_bytes(LayerParts{parts.replicated, parts.sharded, 0, parts.per_gpu}, plan);
+    case RecomputeGranularity::kNone:
+      break;
   }
-  std::int64_t bytes = layers * layer_activation_bytes(model, plan);
+  return full_layer_bytes(parts, plan);
+}
+
+std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
+  // Layers whose forward activations are held, over the in-flight chunks, dense and MoE.
+  std::int64_t dense = 0, moe = 0;
+  for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
+    const std::int64_t layers = plan.chunk_layers(stage, chunk);
+    const std::int64_t moe_layers = moe_layers_in(model, plan.chunk_first_layer(stage, chunk), layers);
+    dense += in_flight_chunks_of(plan, stage, chunk) * (layers - moe_layers);
+    moe += in_flight_chunks_of(plan, stage, chunk) * moe_layers;
+  }
+  std::int64_t bytes = dense * layer_activation_bytes(model, plan);
+  if (moe > 0) bytes += moe * moe_layer_activation_bytes(model, plan);
   if (plan.plan.recompute_granularity == RecomputeGranularity::kFull) {
-    bytes += full_layer_bytes(layer_parts(model, plan), plan);
+    const std::int64_t transient = full_layer_bytes(layer_parts(model, plan), plan);
+    bytes += is_moe(model) ? std::max(transient, full_layer_bytes(moe_layer_parts(model, plan), plan)) : transient;
   }
   // The embedding dropout's mask.
   if (stage == 0 && model.hidden_dropout > 0) bytes += in_flight_chunks_of(plan, 0, 0) * region_bytes(model, plan, 1);
@@ -74,8 +118,10 @@ std::int64_t largest_fsdp_unit(const ModelSpec& model, const ResolvedPlan& plan,
 
 MemoryBreakdown model_state(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
   const ParallelPlan& p = plan.plan;
-  const std::int64_t params = stage_parameter_count(model, plan, stage);
-  const std::int64_t shard = (params + plan.dp - 1) / plan.dp;  // a contiguous 1/dp of the padded buffer
+  const ParameterCount count = stage_parameters(model, plan, stage);
+  const std::int64_t params = count.total();
+  // A contiguous 1/dp of the padded dense buffer, and 1/edp of the experts' (their own group).
+  const std::int64_t shard = (count.dense + plan.dp - 1) / plan.dp + (count.expert + plan.edp - 1) / plan.edp;
   // Megatron-FSDP keeps two units unsharded at a time: the one computing and the one prefetched.
   const std::int64_t in_use = std::min(params, 2 * largest_fsdp_unit(model, plan, stage));
   const std::int64_t grad_bytes = gradient_bytes_per_parameter(p);
@@ -105,16 +151,11 @@ std::int64_t MemoryEstimate::peak_stage() const {
 }
 
 std::int64_t layer_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan) {
-  const LayerParts parts = layer_parts(model, plan);
-  switch (plan.plan.recompute_granularity) {
-    case RecomputeGranularity::kFull:
-      return region_bytes(model, plan, 2);
-    case RecomputeGranularity::kSelective:
-      return full_layer_bytes(LayerParts{parts.replicated, parts.sharded, 0}, plan);
-    case RecomputeGranularity::kNone:
-      break;
-  }
-  return full_layer_bytes(parts, plan);
+  return kept_bytes(model, plan, layer_parts(model, plan));
+}
+
+std::int64_t moe_layer_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan) {
+  return kept_bytes(model, plan, moe_layer_parts(model, plan));
 }
 
 std::int64_t in_flight_chunks(const ResolvedPlan& plan, std::int64_t stage) {

@@ -43,6 +43,10 @@ struct MemoryEstimate {
 // Bytes one TP rank keeps for one layer and one micro-batch, for the plan's recompute setting
 // (without the transient layer of full recompute).
 std::int64_t layer_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan);
+// The same for an MoE layer (moe.h): the attention's as a dense layer's, the shared expert's, the
+// router's fp32 probabilities and the busiest expert rank's routed rows (their expert inputs, fc1
+// and activation outputs, and expert outputs). The experts' state is sharded over expert DP.
+std::int64_t moe_layer_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan);
 
 // Model chunks whose forward activations a rank of `stage` holds at its peak; and how many of them
 // are forwards of model chunk `chunk` (0 .. v-1), in Megatron's interleaved order.

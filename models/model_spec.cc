@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "models/moe.h"
 #include "sim/error.h"
 
 namespace megasim::models {
@@ -19,12 +20,9 @@ void require_between(std::int64_t value, const char* field, std::int64_t largest
 // Weights and biases that one TP rank holds a 1/tp slice of (column- and row-parallel linears).
 std::int64_t sharded_layer_parameters(const ModelSpec& model) {
   const std::int64_t h = model.hidden_size;
-  const std::int64_t qkv_width = h + 2 * query_groups(model) * kv_channels(model);
-  const std::int64_t qkv = h * qkv_width + qkv_width;                // column-parallel weight and bias
-  const std::int64_t proj = h * h;                                   // row-parallel weight
   const std::int64_t fc1 = h * fc1_width(model) + fc1_width(model);  // column-parallel
   const std::int64_t fc2 = ffn_hidden(model) * h;                    // row-parallel weight
-  return qkv + proj + fc1 + fc2;
+  return attention_parameter_count(model) + fc1 + fc2;
 }
 
 // Replicated on every TP rank: two LayerNorms (weight and bias) and the two row-parallel biases.
@@ -69,6 +67,7 @@ void validate(const ModelSpec& model) {
         "model.ffn_hidden_size", std::to_string(model.ffn_hidden_size),
         "an explicit size >= 1: the SwiGLU default int(4*hidden*2/3/64)*64 is 0 for this hidden size");
   }
+  validate_moe(model);
 }
 
 std::int64_t query_groups(const ModelSpec& model) {
@@ -102,11 +101,20 @@ std::int64_t layer_parameter_count_per_tp_rank(const ModelSpec& model, std::int6
   return sharded_layer_parameters(model) / tp + replicated_layer_parameters(model);
 }
 
+std::int64_t attention_parameter_count(const ModelSpec& model) {
+  const std::int64_t h = model.hidden_size;
+  const std::int64_t qkv_width = h + 2 * query_groups(model) * kv_channels(model);
+  return h * qkv_width + qkv_width + h * h;  // column-parallel qkv weight and bias, row-parallel proj weight
+}
+
 std::int64_t parameter_count(const ModelSpec& model, std::int64_t tp) {
   const std::int64_t word = padded_vocab_size(model, tp) * model.hidden_size;
   const std::int64_t output = model.untie_embeddings_and_output_weights ? word : 0;
   const std::int64_t final_norm = 2 * model.hidden_size;
-  return word + position_parameters(model) + model.num_layers * layer_parameter_count(model) + final_norm + output;
+  const std::int64_t moe = moe_layers_in(model, 0, model.num_layers);
+  const std::int64_t layers =
+      (model.num_layers - moe) * layer_parameter_count(model) + moe * moe_layer_parameter_count(model);
+  return word + position_parameters(model) + layers + final_norm + output;
 }
 
 std::int64_t stage_parameter_count(const ModelSpec& model, std::int64_t tp, std::int64_t pp, std::int64_t stage) {

@@ -30,6 +30,17 @@ struct ModelSpec {
   // branch. At 0 (Llama-style models train without dropout) PyTorch's dropout returns its input, so
   // no 1-byte mask is written or kept and the fused bias-dropout-add only adds.
   double hidden_dropout = 0.1;
+  // Mixture of experts (Megatron-LM core's MoE layer; models/moe.h): 0 experts is a dense model.
+  std::int64_t num_experts = 0;
+  std::int64_t moe_router_topk = 2;
+  std::int64_t moe_ffn_hidden_size = 0;                  // one expert's MLP width; 0: ffn_hidden_size
+  std::int64_t moe_shared_expert_intermediate_size = 0;  // the shared experts' width together; 0: none
+  std::int64_t moe_layer_freq = 1;                       // layer i is an MoE layer when i % freq == 0
+  std::int64_t moe_first_dense_layers = 0;  // the first layers dense whatever freq (DeepSeek's first_k_dense)
+  double moe_expert_capacity_factor = 0;    // tokens an expert takes, x its balanced share; 0: dropless
+  // How unevenly the router spreads tokens: the coefficient of variation of the experts' expected
+  // shares (0: every expert equally popular, as with a well-balanced auxiliary loss).
+  double moe_router_load_skew = 0;
 };
 
 // Upper bounds far beyond any published model (hidden 25,600 and vocabularies of 256 k at most),
@@ -63,14 +74,20 @@ std::int64_t layer_parameter_count(const ModelSpec& model);
 // are split over tp; LayerNorm weights/biases and the row-parallel biases are replicated.
 std::int64_t layer_parameter_count_per_tp_rank(const ModelSpec& model, std::int64_t tp);
 
+// The attention's TP-sharded weights and biases of one layer (qkv weight and bias, projection
+// weight), all TP ranks together: the part a dense and an MoE layer share.
+std::int64_t attention_parameter_count(const ModelSpec& model);
+
 // Whole model, counting the word embeddings once when tied: word embeddings (padded vocab),
-// learned position table, layers, final LayerNorm, and an output matrix only when untied.
+// learned position table, layers (MoE layers with all their experts, moe.h), final LayerNorm, and
+// an output matrix only when untied.
 std::int64_t parameter_count(const ModelSpec& model, std::int64_t tp);
 
 // Parameters held by one GPU of pipeline stage `stage` (0-based) out of pp stages, TP-sharded, the
 // stage holding `layers` layers. The first stage holds the embeddings, the last the final LayerNorm
 // and the output matrix; when tied and pp > 1 the last stage holds Megatron's copy of the word
-// embeddings for the logits (memory, not a new parameter).
+// embeddings for the logits (memory, not a new parameter). Dense layers only: a plan's
+// stage_parameter_count (plan.h) also counts MoE layers.
 std::int64_t stage_parameter_count(const ModelSpec& model, std::int64_t tp, std::int64_t pp, std::int64_t stage,
                                    std::int64_t layers);
 // The same with the layers split evenly (num_layers / pp each); a plan's own split is

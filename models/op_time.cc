@@ -54,7 +54,7 @@ double op_time_s(const LayerOp& op, const ParallelPlan& plan, const GpuSpec& gpu
 
 double kernel_list_compute_time_s(const KernelList& kernels, const ParallelPlan& plan, const GpuSpec& gpu,
                                   const ComputeCalibration& calib) {
-  double total = 0;
+  double total = static_cast<double>(kernels.host_syncs) * static_cast<double>(calib.host_sync_gap_ns) * 1e-9;
   for (const LayerOp& op : kernels.ops) total += op_time_s(op, plan, gpu, calib);
   return total;
 }

@@ -19,8 +19,9 @@ namespace megasim::models {
 // Seconds for one op on one GPU.
 double op_time_s(const LayerOp& op, const ParallelPlan& plan, const GpuSpec& gpu, const ComputeCalibration& calib);
 
-// Seconds for one run of a kernel list's ops (compute only; its TP collectives are timed by the
-// backend, which owns the interconnect).
+// Seconds for one run of a kernel list's ops and its host synchronisations (host_syncs x the
+// calibration's host_sync_gap; compute only: its TP collectives are timed by the backend, which
+// owns the interconnect).
 double kernel_list_compute_time_s(const KernelList& kernels, const ParallelPlan& plan, const GpuSpec& gpu,
                                   const ComputeCalibration& calib);
 

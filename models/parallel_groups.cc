@@ -21,6 +21,40 @@ ParallelLayout make_layout(std::int64_t world_size, std::int64_t tensor, std::in
   return ParallelLayout{tensor, pipeline, world_size / (tensor * pipeline)};
 }
 
+namespace {
+
+// The ranks of `rank`'s stage whose expert index i differs from rank's only in the digit of
+// `stride` (1 for expert TP, etp for EP, etp * ep for expert DP), `size` of them.
+std::vector<std::int64_t> vary_expert_digit(const ExpertLayout& layout, std::int64_t rank, std::int64_t stride,
+                                            std::int64_t size) {
+  const std::int64_t stage_ranks = layout.dense.tensor * layout.dense.data;
+  const std::int64_t base = rank / stage_ranks * stage_ranks;
+  const std::int64_t i = rank - base;
+  const std::int64_t cleared = i - (i / stride % size) * stride;
+  std::vector<std::int64_t> out;
+  out.reserve(static_cast<std::size_t>(size));
+  for (std::int64_t k = 0; k < size; ++k) out.push_back(base + cleared + k * stride);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> ExpertLayout::expert_group(std::int64_t rank) const {
+  return vary_expert_digit(*this, rank, expert_tensor, expert);
+}
+
+std::vector<std::int64_t> ExpertLayout::expert_tensor_group(std::int64_t rank) const {
+  return vary_expert_digit(*this, rank, 1, expert_tensor);
+}
+
+std::vector<std::int64_t> ExpertLayout::expert_data_group(std::int64_t rank) const {
+  return vary_expert_digit(*this, rank, expert_tensor * expert, expert_data());
+}
+
+std::vector<std::int64_t> ExpertLayout::expert_tensor_and_expert_group(std::int64_t rank) const {
+  return vary_expert_digit(*this, rank, 1, expert_tensor * expert);
+}
+
 std::vector<std::vector<std::int64_t>> groups(const ParallelLayout& layout, GroupKind kind) {
   std::vector<std::vector<std::int64_t>> out;
   const std::int64_t t = layout.tensor, d = layout.data, p = layout.pipeline;

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "models/moe.h"
 #include "sim/error.h"
 
 namespace megasim::models {
@@ -186,6 +187,55 @@ void resolve_switches(const ModelSpec& model, ResolvedPlan& out) {
   resolve_attention_kernel(out);
 }
 
+// Expert parallelism (Megatron-LM arguments.py and parallel_state.py's expert groups).
+void check_experts(const ModelSpec& model, std::int64_t gpus_per_server, ResolvedPlan& out) {
+  const ParallelPlan& p = out.plan;
+  const char* ep_key = "plan.expert_model_parallel_size";
+  const char* etp_key = "plan.expert_tensor_parallel_size";
+  require_at_least_one(p.expert_model_parallel_size, ep_key);
+  if (p.expert_tensor_parallel_size < 0) {
+    throw ConfigError(etp_key, str(p.expert_tensor_parallel_size), "0 (the tensor-parallel size) or an integer >= 1");
+  }
+  out.ep = p.expert_model_parallel_size;
+  out.etp = p.expert_tensor_parallel_size == 0 ? out.tp : p.expert_tensor_parallel_size;
+  if (!is_moe(model)) {
+    if (out.ep != 1) throw ConfigError(ep_key, str(out.ep), "1 for a dense model (model.num_experts is 0)");
+    if (out.etp != out.tp) {
+      throw ConfigError(etp_key, str(out.etp), "0 or the tensor-parallel size for a dense model (num_experts 0)");
+    }
+    return;
+  }
+  if (model.num_experts % out.ep != 0) {
+    throw ConfigError(ep_key, str(out.ep), "a divisor of num_experts " + str(model.num_experts));
+  }
+  if (moe_ffn_hidden(model) % out.etp != 0 || gpus_per_server % out.etp != 0) {
+    throw ConfigError(etp_key, str(out.etp),
+                      "a divisor of the experts' ffn width " + str(moe_ffn_hidden(model)) +
+                          " and of the GPUs per server " + str(gpus_per_server) + " (expert TP inside a server)");
+  }
+  const std::int64_t stage_ranks = out.tp * out.dp;
+  if (stage_ranks % (out.ep * out.etp) != 0) {
+    throw ConfigError(ep_key, str(out.ep),
+                      "a size whose product with expert_tensor_parallel_size " + str(out.etp) +
+                          " divides tensor x data parallel = " + str(stage_ranks) + " (the ranks of a stage)");
+  }
+  out.edp = stage_ranks / (out.ep * out.etp);
+  if (model.moe_shared_expert_intermediate_size % out.tp != 0) {
+    throw ConfigError(
+        "plan.tensor_model_parallel_size", str(out.tp),
+        "a divisor of moe_shared_expert_intermediate_size " + str(model.moe_shared_expert_intermediate_size));
+  }
+  if (out.tp > 1 && !p.sequence_parallel) {
+    throw ConfigError("plan.sequence_parallel", "false",
+                      "true: Megatron-LM requires sequence parallelism for MoE with tensor parallelism");
+  }
+  if (shards_gradients(p)) {
+    throw ConfigError("plan.data_parallel_sharding_strategy", std::string(to_string(p.data_parallel_sharding_strategy)),
+                      "no_shard or optim for an MoE model (sharded gradients and parameters of experts are not "
+                      "modelled)");
+  }
+}
+
 }  // namespace
 
 std::int64_t middle_stage_layers(std::int64_t num_layers, std::int64_t pp, std::int64_t first, std::int64_t last) {
@@ -223,6 +273,7 @@ ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std:
   check_pipeline(model, plan, out);
   check_batch(model, plan, out);
   resolve_switches(model, out);
+  check_experts(model, gpus_per_server, out);
   out.padded_vocab_size = padded_vocab_size(model, out.tp);
   return out;
 }
@@ -285,6 +336,16 @@ std::string_view to_string(DataParallelSharding strategy) {
       break;
   }
   return "no_shard";
+}
+
+MoeTokenDispatcher parse_moe_token_dispatcher(std::string_view text, std::string_view key) {
+  if (text == "allgather") return MoeTokenDispatcher::kAllgather;
+  if (text == "alltoall") return MoeTokenDispatcher::kAlltoall;
+  throw ConfigError(std::string(key), std::string(text), "allgather or alltoall");
+}
+
+std::string_view to_string(MoeTokenDispatcher dispatcher) {
+  return dispatcher == MoeTokenDispatcher::kAlltoall ? "alltoall" : "allgather";
 }
 
 }  // namespace megasim::models

@@ -29,6 +29,13 @@ enum class RecomputeGranularity : std::uint8_t { kNone, kSelective, kFull };
 //    reshard_after_forward, again before every backward.
 enum class DataParallelSharding : std::uint8_t { kNoShard, kOptim, kOptimGrads, kOptimGradsParams };
 
+// Megatron's --moe-token-dispatcher-type: how an MoE layer's tokens reach their experts' ranks.
+// kAlltoall permutes each rank's tokens by expert and exchanges them with an all-to-all over the
+// expert-parallel group (and back after the experts); kAllgather all-gathers every rank's tokens
+// over the group, each rank keeps those routed to its experts, and a reduce-scatter returns the
+// outputs (Megatron's default, meant for small EP or many experts per token).
+enum class MoeTokenDispatcher : std::uint8_t { kAllgather, kAlltoall };
+
 struct ParallelPlan {
   std::int64_t tensor_model_parallel_size = 1;
   std::int64_t pipeline_model_parallel_size = 1;
@@ -77,6 +84,17 @@ struct ParallelPlan {
   // 285068c8, flash-attn 1.x's flash_attn_unpadded_func); kFlashAttention2 the same with flash-attn
   // 2.x. use_flash_attention (MegaScale's efficient operators) wins: with it the kernel is FA2.
   AttentionKernel attention_kernel = AttentionKernel::kUnfused;
+  // Expert parallelism (Megatron core's MoE "parallel folding"): the experts of an MoE layer are
+  // split over expert_model_parallel_size ranks, each expert's MLP over expert_tensor_parallel_size
+  // (0: Megatron's default, the tensor-parallel size); what is left of a stage's tp x dp ranks is
+  // the expert-data-parallel group that reduces the experts' gradients. Rank order tp-ep-dp-pp for
+  // the experts: expert TP innermost, then EP, then expert DP (parallel_groups.h).
+  std::int64_t expert_model_parallel_size = 1;
+  std::int64_t expert_tensor_parallel_size = 0;
+  MoeTokenDispatcher moe_token_dispatcher_type = MoeTokenDispatcher::kAllgather;
+  // One grouped GEMM per projection for all of a rank's experts (Megatron's --moe-grouped-gemm,
+  // CUTLASS grouped GEMM) instead of one GEMM per expert (SequentialMLP).
+  bool moe_grouped_gemm = false;
 };
 
 // Whether each data-parallel rank keeps only its shard of the gradients (and of the parameters).
@@ -113,14 +131,15 @@ struct ParallelPlan {
 // values in effect: Megatron silently or with a warning turns some off, and so does resolve_plan
 // (each such change is listed in `warnings`).
 struct ResolvedPlan {
-  ParallelPlan plan;                    // the effective plan (switches Megatron would disable are off here)
-  std::int64_t tp = 1, pp = 1, dp = 1;  // tensor, pipeline, data parallel sizes
-  std::int64_t virtual_stages = 1;      // model chunks per pipeline rank (v); 1 = plain 1F1B
-  std::int64_t layers_per_stage = 0;    // layers of a stage other than an uneven first or last (pp 2
-                                        // with both set apart: the first's)
-  std::int64_t first_stage_layers = 0;  // layers of stage 0 (layers_per_stage unless set apart)
-  std::int64_t last_stage_layers = 0;   // layers of stage pp - 1 (the same)
-  std::int64_t num_microbatches = 0;    // per DP rank per iteration: global / (micro * dp)
+  ParallelPlan plan;                      // the effective plan (switches Megatron would disable are off here)
+  std::int64_t tp = 1, pp = 1, dp = 1;    // tensor, pipeline, data parallel sizes
+  std::int64_t ep = 1, etp = 1, edp = 1;  // expert parallel, expert tensor and expert data parallel sizes
+  std::int64_t virtual_stages = 1;        // model chunks per pipeline rank (v); 1 = plain 1F1B
+  std::int64_t layers_per_stage = 0;      // layers of a stage other than an uneven first or last (pp 2
+                                          // with both set apart: the first's)
+  std::int64_t first_stage_layers = 0;    // layers of stage 0 (layers_per_stage unless set apart)
+  std::int64_t last_stage_layers = 0;     // layers of stage pp - 1 (the same)
+  std::int64_t num_microbatches = 0;      // per DP rank per iteration: global / (micro * dp)
   std::int64_t padded_vocab_size = 0;
   std::int64_t world_size = 0;
   std::vector<std::string> warnings;
@@ -142,7 +161,15 @@ struct ResolvedPlan {
     if (outermost) return outermost_chunk_layers(layers, virtual_stages, plan.num_layers_per_virtual_pipeline_stage);
     return layers % virtual_stages == 0 ? layers / virtual_stages : plan.num_layers_per_virtual_pipeline_stage;
   }
+  // The model's index of the first layer of model chunk `chunk` of pipeline rank `stage`: the layers
+  // of the virtual stages before it (virtual stage chunk x pp + stage).
+  [[nodiscard]] std::int64_t chunk_first_layer(std::int64_t stage, std::int64_t chunk) const {
+    std::int64_t first = 0;
+    for (std::int64_t vs = 0; vs < chunk * pp + stage; ++vs) first += chunk_layers(vs % pp, vs / pp);
+    return first;
+  }
   [[nodiscard]] ParallelLayout layout() const { return ParallelLayout{tp, pp, dp}; }
+  [[nodiscard]] ExpertLayout expert_layout() const { return ExpertLayout{layout(), etp, ep}; }
   [[nodiscard]] std::int64_t tokens_per_iteration(std::int64_t seq_length) const {
     return plan.global_batch_size * seq_length;
   }
@@ -185,11 +212,8 @@ ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std:
                                                std::int64_t last);
 
 // Parameters held by one GPU of pipeline stage `stage` of the plan (model_spec.h), its layers
-// plan.stage_layers(stage).
-[[nodiscard]] inline std::int64_t stage_parameter_count(const ModelSpec& model, const ResolvedPlan& plan,
-                                                        std::int64_t stage) {
-  return stage_parameter_count(model, plan.tp, plan.pp, stage, plan.stage_layers(stage));
-}
+// plan.stage_layers(stage), its MoE layers' experts split over ep x etp (stage_parameters.h).
+[[nodiscard]] std::int64_t stage_parameter_count(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage);
 
 RecomputeGranularity parse_recompute_granularity(std::string_view text,
                                                  std::string_view key = "plan.recompute_granularity");
@@ -201,5 +225,9 @@ std::string_view to_string(AttentionKernel kernel);
 DataParallelSharding parse_data_parallel_sharding(std::string_view text,
                                                   std::string_view key = "plan.data_parallel_sharding_strategy");
 std::string_view to_string(DataParallelSharding strategy);
+// "allgather", "alltoall"; anything else throws sim::ConfigError(key).
+MoeTokenDispatcher parse_moe_token_dispatcher(std::string_view text,
+                                              std::string_view key = "plan.moe_token_dispatcher_type");
+std::string_view to_string(MoeTokenDispatcher dispatcher);
 
 }  // namespace megasim::models

@@ -51,6 +51,15 @@ std::string_view to_string(StreamKind stream);
 std::string_view to_string(TaskKind kind);
 std::string_view to_string(TaskCategory category);
 
+// The group a collective inside a compute task runs over (parallel_groups.h's ExpertLayout): the
+// tensor-parallel group, or in an MoE layer the expert-parallel group (the alltoall dispatcher's
+// dispatch and combine), the expert tensor-parallel group, or both together (the allgather
+// dispatcher's gather and reduce-scatter).
+enum class ComputeGroup : std::uint8_t { kTensor, kExpert, kExpertTensor, kExpertTensorAndExpert };
+// The group a kDpCollective runs over: the data-parallel group, or for the MoE layers' experts the
+// expert-data-parallel group.
+enum class DpGroup : std::uint8_t { kData, kExpertData };
+
 struct TpCollective {
   CollectiveOp op = CollectiveOp::kAllReduce;
   double bytes = 0;        // nccl-tests size of one call
@@ -62,6 +71,7 @@ struct TpCollective {
   // issued before the data-gradient GEMM; tensor_parallel/layers.py). The builder decides; a
   // backend needs no plan flag to interpret it.
   bool overlappable = false;
+  ComputeGroup group = ComputeGroup::kTensor;
 };
 
 // The ops of one kind of compute work, for one micro-batch on one TP rank.
@@ -72,6 +82,10 @@ struct KernelList {
   // The first `recompute_ops` ops rerun forward ops (recomputation inside backward): they count in
   // hardware FLOPs, not in model FLOPs.
   std::int32_t recompute_ops = 0;
+  // Host synchronisations inside one run (an MoE layer's forward copies its tokens-per-expert
+  // counts to the host for the all-to-all's split sizes and the grouped GEMM's): each idles the GPU
+  // until the host has launched the kernels after it (the calibration's host_sync_gap).
+  std::int32_t host_syncs = 0;
 };
 
 struct Task {
@@ -94,6 +108,7 @@ struct Task {
   // kPpSend / kPpRecv / kDpCollective: bytes (per TP rank; the nccl-tests size for collectives).
   double bytes = 0;
   CollectiveOp op = CollectiveOp::kSendRecv;  // kDpCollective: reduce_scatter, all_gather or all_reduce
+  DpGroup group = DpGroup::kData;             // kDpCollective: over which group
   std::vector<std::int32_t> deps;             // earlier tasks of this program that must finish first
   // kCompute: the host synchronises with the GPU before it launches this task (see the file comment).
   bool host_sync = false;
@@ -126,14 +141,15 @@ double kernel_list_hardware_flops(const KernelList& kernels);
 double task_model_flops(const Workload& workload, const Task& task);
 double task_hardware_flops(const Workload& workload, const Task& task);
 
-// Parameters held by one GPU of `stage` in its model chunk `chunk` (TP-sharded): the chunk's layers,
-// plus the embeddings in chunk 0 of the first stage and the final LayerNorm and output weights in
-// the last chunk of the last stage. Sums over chunks to stage_parameter_count.
+// Parameters held by one GPU of `stage` in its model chunk `chunk` (TP-sharded, experts split over
+// ep x etp): chunk_parameters(...).total() of stage_parameters.h. Sums over chunks to
+// stage_parameter_count.
 std::int64_t chunk_parameter_count(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage,
                                    std::int64_t chunk);
 // Megatron core DDP's gradient buckets of one model chunk, in parameters, in the order backward
-// fills them (see workload_dp.cc for the rule).
+// fills them (see workload_dp.cc for the rule): of its dense parameters (kData), or of its experts
+// (kExpertData; empty when the chunk has none).
 std::vector<std::int64_t> gradient_bucket_params(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage,
-                                                 std::int64_t chunk);
+                                                 std::int64_t chunk, DpGroup group = DpGroup::kData);
 
 }  // namespace megasim::models

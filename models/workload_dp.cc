@@ -13,6 +13,10 @@
 // the buckets are listed in that order and the parameter all-gathers run them in reverse (forward)
 // order.
 //
+// MoE: the experts' parameters live in buffers of their own, reduced and gathered over the
+// expert-data-parallel group (Megatron core DDP's expert_parallel_buffers, bucketed by the same
+// rule with the expert-data-parallel size); each chunk's expert buckets follow its dense ones.
+//
 // Per bucket: a reduce-scatter of the fp32 gradients with the distributed optimizer, else an
 // all-reduce; after the optimizer step the distributed optimizer all-gathers the bf16 parameters.
 // With overlap_grad_reduce a chunk's buckets are issued when the chunk's last backward (the one of
@@ -33,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/stage_parameters.h"
 #include "models/workload_internal.h"
 #include "sim/error.h"
 
@@ -47,8 +52,9 @@ double gradient_bytes(const ResolvedPlan& plan, std::int64_t params) {
   return static_cast<double>(gradient_bytes_per_parameter(plan.plan)) * static_cast<double>(params);
 }
 
-Task dp_task(TaskCategory category, CollectiveOp op, std::int64_t chunk, double bytes) {
+Task dp_task(TaskCategory category, CollectiveOp op, std::int64_t chunk, double bytes, DpGroup group = DpGroup::kData) {
   Task t;
+  t.group = group;
   t.kind = TaskKind::kDpCollective;
   t.stream = StreamKind::kDp;
   t.category = category;
@@ -62,19 +68,17 @@ Task dp_task(TaskCategory category, CollectiveOp op, std::int64_t chunk, double 
 
 std::int64_t chunk_parameter_count(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage,
                                    std::int64_t chunk) {
-  MEGASIM_ASSERT(stage >= 0 && stage < plan.pp && chunk >= 0 && chunk < plan.virtual_stages,
-                 "stage and chunk must exist in the plan");
-  const std::int64_t per_layer = layer_parameter_count_per_tp_rank(model, plan.tp);
-  const std::int64_t ends = stage_parameter_count(model, plan, stage) - plan.stage_layers(stage) * per_layer;
-  const bool holds_ends = (stage == 0 && chunk == 0) || (stage == plan.pp - 1 && chunk == plan.virtual_stages - 1);
-  return plan.chunk_layers(stage, chunk) * per_layer + (holds_ends ? ends : 0);
+  return chunk_parameters(model, plan, stage, chunk).total();
 }
 
 std::vector<std::int64_t> gradient_bucket_params(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage,
-                                                 std::int64_t chunk) {
-  const std::int64_t params = chunk_parameter_count(model, plan, stage, chunk);
+                                                 std::int64_t chunk, DpGroup group) {
+  const ParameterCount count = chunk_parameters(model, plan, stage, chunk);
+  const bool experts = group == DpGroup::kExpertData;
+  const std::int64_t params = experts ? count.expert : count.dense;
+  if (experts && params == 0) return {};
   const bool bucketed = plan.plan.overlap_grad_reduce && stage == 0 && chunk == 0;
-  const std::int64_t size = std::max(kMinBucketParams, kBucketParamsPerDpRank * plan.dp);
+  const std::int64_t size = std::max(kMinBucketParams, kBucketParamsPerDpRank * (experts ? plan.edp : plan.dp));
   if (!bucketed || params <= size) return {params};
   std::vector<std::int64_t> buckets(static_cast<std::size_t>(params / size), size);
   if (params % size > 0) buckets.push_back(params % size);
@@ -89,10 +93,13 @@ std::vector<std::vector<std::int32_t>> add_prefetched_gathers(const ModelSpec& m
   const ParallelPlan& p = plan.plan;
   if (!p.use_distributed_optimizer || !p.overlap_param_gather || shards_parameters(p)) return gathers;
   for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
-    const std::vector<std::int64_t> buckets = gradient_bucket_params(model, plan, stage, chunk);
-    for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
-      gathers[static_cast<std::size_t>(chunk)].push_back(program.add(dp_task(
-          TaskCategory::kParameterGather, CollectiveOp::kAllGather, chunk, kParamBytes * static_cast<double>(*it))));
+    for (const DpGroup group : {DpGroup::kData, DpGroup::kExpertData}) {
+      const std::vector<std::int64_t> buckets = gradient_bucket_params(model, plan, stage, chunk, group);
+      for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
+        gathers[static_cast<std::size_t>(chunk)].push_back(
+            program.add(dp_task(TaskCategory::kParameterGather, CollectiveOp::kAllGather, chunk,
+                                kParamBytes * static_cast<double>(*it), group)));
+      }
     }
   }
   return gathers;
@@ -101,10 +108,12 @@ std::vector<std::vector<std::int32_t>> add_prefetched_gathers(const ModelSpec& m
 void add_gradient_reduces(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage, std::int64_t chunk,
                           std::vector<std::int32_t> deps, ProgramBuilder& program, std::vector<std::int32_t>& out) {
   const CollectiveOp op = plan.plan.use_distributed_optimizer ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
-  for (std::int64_t params : gradient_bucket_params(model, plan, stage, chunk)) {
-    Task t = dp_task(TaskCategory::kGradientReduce, op, chunk, gradient_bytes(plan, params));
-    t.deps = deps;
-    out.push_back(program.add(std::move(t)));
+  for (const DpGroup group : {DpGroup::kData, DpGroup::kExpertData}) {
+    for (std::int64_t params : gradient_bucket_params(model, plan, stage, chunk, group)) {
+      Task t = dp_task(TaskCategory::kGradientReduce, op, chunk, gradient_bytes(plan, params), group);
+      t.deps = deps;
+      out.push_back(program.add(std::move(t)));
+    }
   }
 }
 
@@ -183,12 +192,14 @@ void add_iteration_tail(const ModelSpec& model, const ResolvedPlan& plan, const 
   const ParallelPlan& p = plan.plan;
   if (!p.use_distributed_optimizer || p.overlap_param_gather || shards_parameters(p)) return;
   for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
-    const std::vector<std::int64_t> buckets = gradient_bucket_params(model, plan, stage, chunk);
-    for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
-      Task t = dp_task(TaskCategory::kParameterGather, CollectiveOp::kAllGather, chunk,
-                       kParamBytes * static_cast<double>(*it));
-      t.deps = {optimizer};
-      program.add(std::move(t));
+    for (const DpGroup group : {DpGroup::kData, DpGroup::kExpertData}) {
+      const std::vector<std::int64_t> buckets = gradient_bucket_params(model, plan, stage, chunk, group);
+      for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
+        Task t = dp_task(TaskCategory::kParameterGather, CollectiveOp::kAllGather, chunk,
+                         kParamBytes * static_cast<double>(*it), group);
+        t.deps = {optimizer};
+        program.add(std::move(t));
+      }
     }
   }
 }

@@ -19,6 +19,8 @@ namespace megasim::models::workload_detail {
 struct KernelIds {
   std::int32_t chunk_forward = -1;   // one layer's forward
   std::int32_t chunk_backward = -1;  // one layer's recompute (if any) and backward
+  std::int32_t moe_forward = -1;     // one MoE layer's forward (-1 for a dense model)
+  std::int32_t moe_backward = -1;    // one MoE layer's recompute (if any) and backward
   std::int32_t embedding_forward = -1;
   std::int32_t embedding_backward = -1;
   std::int32_t output_forward = -1;

@@ -8,6 +8,8 @@
 
 #include "models/dtype_bytes.h"
 #include "models/layer_ops.h"
+#include "models/moe.h"
+#include "models/stage_parameters.h"
 #include "models/workload_internal.h"
 
 namespace megasim::models::workload_detail {
@@ -47,8 +49,9 @@ Sizes sizes_of(const ModelSpec& model, const ResolvedPlan& plan) {
   return x;
 }
 
-TpCollective call(CollectiveOp op, double bytes, std::int32_t count, bool overlappable) {
-  return TpCollective{op, bytes, count, overlappable};
+TpCollective call(CollectiveOp op, double bytes, std::int32_t count, bool overlappable,
+                  ComputeGroup group = ComputeGroup::kTensor) {
+  return TpCollective{op, bytes, count, overlappable, group};
 }
 
 // Forward of one layer. Without SP: an all-reduce after each row-parallel GEMM (attention
@@ -92,6 +95,74 @@ KernelList chunk_backward(const ModelSpec& model, const ResolvedPlan& plan, cons
   if (plan.plan.recompute_granularity == RecomputeGranularity::kFull)
     list.tp_collectives = layer_forward_collectives(x);
   for (const TpCollective& c : layer_backward_collectives(x)) list.tp_collectives.push_back(c);
+  return list;
+}
+
+// An MoE layer's collectives (Megatron core's token_dispatcher.py, SharedExpertMLP), sequence
+// parallelism given whenever tp > 1 (resolve_plan requires it):
+//  - the attention's all-gather before qkv and reduce-scatter after the projection over TP, as in a
+//    dense layer; in backward the gradient all-gather, the asynchronous input re-gather and
+//    grad-input reduce-scatter;
+//  - alltoall dispatcher: the dispatch and the combine, each an all-to-all over the expert-parallel
+//    group of the rank's T x k rows (nccl-tests size: the send buffer), scaled by the load factor
+//    (the busiest rank's receive sets the pace); with expert TP an all-gather of the received rows
+//    over the expert-tensor group before the experts and a reduce-scatter after;
+//  - allgather dispatcher: an all-gather of the tokens over the expert-tensor-and-expert group
+//    before the experts and a reduce-scatter of their outputs after;
+//  - the shared expert's all-gather of its input and reduce-scatter of its output over TP (as a
+//    dense MLP's, also in backward).
+// Backward runs the transpose of each: all-to-all for all-to-all, reduce-scatter for all-gather.
+std::vector<TpCollective> moe_collectives(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x,
+                                          bool backward) {
+  std::vector<TpCollective> out;
+  const double rows_bytes = x.hidden_bytes / static_cast<double>(x.tp) * static_cast<double>(model.moe_router_topk) *
+                            expert_load_factor(model, plan);
+  const bool shared = model.moe_shared_expert_intermediate_size > 0;
+  if (x.tp > 1) {
+    const std::int32_t n = shared ? 2 : 1;  // attention, and the shared expert
+    if (backward) {
+      out.push_back(call(CollectiveOp::kAllGather, x.hidden_bytes, n, x.overlap));
+      out.push_back(call(CollectiveOp::kAllGather, x.hidden_bytes, n, true));
+      out.push_back(call(CollectiveOp::kReduceScatter, x.hidden_bytes, n, true));
+    } else {
+      out.push_back(call(CollectiveOp::kAllGather, x.hidden_bytes, n, x.overlap));
+      out.push_back(call(CollectiveOp::kReduceScatter, x.hidden_bytes, n, x.overlap));
+    }
+  }
+  if (plan.plan.moe_token_dispatcher_type == MoeTokenDispatcher::kAlltoall) {
+    if (plan.ep > 1) out.push_back(call(CollectiveOp::kAllToAll, rows_bytes, 2, false, ComputeGroup::kExpert));
+    if (plan.etp > 1) {
+      const double gathered = rows_bytes * static_cast<double>(plan.etp);
+      out.push_back(call(CollectiveOp::kAllGather, gathered, 1, false, ComputeGroup::kExpertTensor));
+      out.push_back(call(CollectiveOp::kReduceScatter, gathered, 1, false, ComputeGroup::kExpertTensor));
+    }
+  } else if (plan.ep * plan.etp > 1) {
+    const double gathered = x.hidden_bytes / static_cast<double>(x.tp) * static_cast<double>(plan.ep * plan.etp);
+    out.push_back(call(CollectiveOp::kAllGather, gathered, 1, false, ComputeGroup::kExpertTensorAndExpert));
+    out.push_back(call(CollectiveOp::kReduceScatter, gathered, 1, false, ComputeGroup::kExpertTensorAndExpert));
+  }
+  return out;
+}
+
+// Megatron core's dispatchers copy the tokens-per-expert counts to the host once per MoE layer
+// forward (token_dispatcher.py: the all-to-all's split sizes, GroupedMLP's batch sizes) and wait for
+// them; backward reuses them. Full recompute runs the forward, and its synchronisation, again.
+KernelList moe_forward(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x) {
+  KernelList list{"moe layer forward", moe_layer_ops(model, plan, Pass::kForward),
+                  moe_collectives(model, plan, x, false), 0};
+  list.host_syncs = 1;
+  return list;
+}
+
+KernelList moe_backward(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x) {
+  KernelList list{"moe layer backward", moe_layer_ops(model, plan, Pass::kRecompute), {}, 0};
+  list.recompute_ops = static_cast<std::int32_t>(list.ops.size());
+  for (LayerOp& op : moe_layer_ops(model, plan, Pass::kBackward)) list.ops.push_back(std::move(op));
+  if (plan.plan.recompute_granularity == RecomputeGranularity::kFull) {
+    list.tp_collectives = moe_collectives(model, plan, x, false);
+    list.host_syncs = 1;
+  }
+  for (const TpCollective& c : moe_collectives(model, plan, x, true)) list.tp_collectives.push_back(c);
   return list;
 }
 
@@ -158,14 +229,27 @@ std::int64_t replicated_layer_parameters(const ModelSpec& model, std::int64_t tp
   return (tp * layer_parameter_count_per_tp_rank(model, tp) - layer_parameter_count(model)) / (tp - 1);
 }
 
+// MoE layers among the layers of `stage`, over its chunks.
+std::int64_t stage_moe_layers(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
+  std::int64_t n = 0;
+  for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
+    n += moe_layers_in(model, plan.chunk_first_layer(stage, chunk), plan.chunk_layers(stage, chunk));
+  }
+  return n;
+}
+
 // The optimizer step of `stage`. With SP, Megatron first all-reduces over TP the gradients of the
 // parameters every TP rank holds whole (finalize_model_grads' _allreduce_layernorm_grads: LayerNorm
 // weights and biases, row-parallel biases, coalesced into one fp32 call). The list also holds the
 // zeroing of the gradient buffer, which Megatron does at the start of every iteration: one
 // iteration in steady state pays it once, and on the compute stream its place does not matter.
 KernelList optimizer_step(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
-  const std::int64_t params = stage_parameter_count(model, plan, stage);
-  const std::int64_t shard = plan.plan.use_distributed_optimizer ? (params + plan.dp - 1) / plan.dp : params;
+  const ParameterCount count = stage_parameters(model, plan, stage);
+  const std::int64_t params = count.total();
+  // The distributed optimizer shards the dense parameters over DP, the experts over expert DP.
+  const std::int64_t shard = plan.plan.use_distributed_optimizer
+                                 ? (count.dense + plan.dp - 1) / plan.dp + (count.expert + plan.edp - 1) / plan.edp
+                                 : params;
   const double n = static_cast<double>(shard);
   KernelList list{"optimizer step", {}, {}, 0};
   if (plan.pp > 1) {
@@ -179,7 +263,10 @@ KernelList optimizer_step(const ModelSpec& model, const ResolvedPlan& plan, std:
   op("adam", kAdamBytes * n);
   op("copy_main_params", kCopyParamsBytes * n);
   if (plan.plan.sequence_parallel) {
-    std::int64_t replicated = plan.stage_layers(stage) * replicated_layer_parameters(model, plan.tp);
+    const std::int64_t layers = plan.stage_layers(stage);
+    const std::int64_t moe = stage_moe_layers(model, plan, stage);
+    std::int64_t replicated =
+        (layers - moe) * replicated_layer_parameters(model, plan.tp) + moe * moe_layer_replicated_parameters(model);
     if (stage == plan.pp - 1) replicated += 2 * model.hidden_size;  // final LayerNorm
     list.tp_collectives.push_back(
         call(CollectiveOp::kAllReduce, kFp32Bytes * static_cast<double>(replicated), 1, false));
@@ -199,6 +286,10 @@ KernelIds add_kernel_lists(const ModelSpec& model, const ResolvedPlan& plan, std
   KernelIds ids;
   ids.chunk_forward = push(out, chunk_forward(model, plan, x));
   ids.chunk_backward = push(out, chunk_backward(model, plan, x));
+  if (is_moe(model)) {
+    ids.moe_forward = push(out, moe_forward(model, plan, x));
+    ids.moe_backward = push(out, moe_backward(model, plan, x));
+  }
   auto [embedding_forward, embedding_backward] = embedding_lists(model, plan, x);
   ids.embedding_forward = push(out, std::move(embedding_forward));
   ids.embedding_backward = push(out, std::move(embedding_backward));
@@ -210,8 +301,12 @@ KernelIds add_kernel_lists(const ModelSpec& model, const ResolvedPlan& plan, std
     if (plan.pp > 1) ids.data_last = push(out, data_loading(model, x, false, true));
   }
   for (std::int64_t stage = 0; stage < plan.pp; ++stage) {
-    // Stages holding the same number of parameters share one list.
-    const bool same_as_previous = stage > 1 && stage < plan.pp - 1;
+    // Middle stages holding the same parameters share one list.
+    const bool same_as_previous =
+        stage > 1 && stage < plan.pp - 1 &&
+        stage_parameters(model, plan, stage).dense == stage_parameters(model, plan, stage - 1).dense &&
+        stage_parameters(model, plan, stage).expert == stage_parameters(model, plan, stage - 1).expert &&
+        stage_moe_layers(model, plan, stage) == stage_moe_layers(model, plan, stage - 1);
     ids.optimizer.push_back(same_as_previous ? ids.optimizer.back() : push(out, optimizer_step(model, plan, stage)));
   }
   return ids;

@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/moe.h"
 #include "models/workload_internal.h"
 #include "sim/error.h"
 
@@ -220,18 +221,26 @@ class StageBuilder {
     const bool forward = s.pass == PassKind::kForward;
     const bool embedding = stage_ == 0 && s.chunk == 0;
     const bool output = stage_ == plan_.pp - 1 && s.chunk == plan_.virtual_stages - 1;
-    const auto layers = static_cast<std::int32_t>(plan_.chunk_layers(stage_, s.chunk));
+    const std::int64_t layers = plan_.chunk_layers(stage_, s.chunk);
+    const auto moe = static_cast<std::int32_t>(moe_layers_in(model_, plan_.chunk_first_layer(stage_, s.chunk), layers));
+    const auto dense = static_cast<std::int32_t>(layers) - moe;
     Task t;
     t.category = forward ? TaskCategory::kForward : TaskCategory::kBackward;
     t.microbatch = s.microbatch;
     t.chunk = s.chunk;
+    // The chunk's dense and MoE layers as a run each (their order inside one task does not change
+    // its time); a kind the chunk holds none of gets no run.
+    const auto add_layers = [&](std::int32_t dense_list, std::int32_t moe_list) {
+      if (dense > 0) t.runs.push_back({dense_list, dense});
+      if (moe > 0) t.runs.push_back({moe_list, moe});
+    };
     if (forward) {
       if (embedding) t.runs.push_back({ids_.embedding_forward, 1});
-      t.runs.push_back({ids_.chunk_forward, layers});
+      add_layers(ids_.chunk_forward, ids_.moe_forward);
       if (output) t.runs.push_back({ids_.output_forward, 1});
     } else {
       if (output) t.runs.push_back({ids_.output_backward, 1});
-      t.runs.push_back({ids_.chunk_backward, layers});
+      add_layers(ids_.chunk_backward, ids_.moe_backward);
       if (embedding) t.runs.push_back({ids_.embedding_backward, 1});
     }
     return t;

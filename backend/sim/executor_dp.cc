@@ -1,5 +1,6 @@
 // Data-parallel collectives: the k-th DP task of a stage is one NCCL call on each of the stage's tp
-// DP groups. NCCL starts moving data only when every member has called it, so the call waits for
+// DP groups (or, for the experts' buckets of an MoE plan, on each of its etp x ep
+// expert-data-parallel groups). NCCL starts moving data only when every member has called it, so the call waits for
 // the last replica to issue it; each group then runs its ring on the fabric, and the task ends in
 // every replica when the last group is done (the replicas of a stage wait on the same calls). With
 // one_replica the call waits for the one simulated replica and still runs over every replica's GPUs.
@@ -27,13 +28,13 @@ void Executor::launch_dp(std::int32_t stage, std::int32_t call) {
   DpCall& c = dp_calls_[static_cast<std::size_t>(stage)][static_cast<std::size_t>(call)];
   const models::Task& task = workload_.stages[static_cast<std::size_t>(stage)].tasks[static_cast<std::size_t>(c.task)];
   for (std::int64_t d = 0; d < replicas_; ++d) record(unit_of(stage, d), c.task).transfer_start = sim_.now();
-  c.running = static_cast<std::int32_t>(tp_);
-  for (std::int64_t t = 0; t < tp_; ++t) {
-    const auto group = static_cast<std::size_t>(stage * tp_ + t);
+  const auto [first, count] = dp_groups_of(stage, task.group);
+  c.running = static_cast<std::int32_t>(count);
+  for (std::size_t group = first; group < first + count; ++group) {
     CollectiveJob job;
     job.members = dp_members_[group];
     job.plan = dp_plan(group, task);
-    job.communicator = static_cast<std::int64_t>(dp_communicator(stage, t));
+    job.communicator = static_cast<std::int64_t>(group_communicator(group));
     runner_.start(std::move(job), [this, stage, call](const CollectiveResult&) { on_dp_done(stage, call); });
     ++dp_collectives_;
   }

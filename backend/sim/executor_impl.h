@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backend/sim/collective_runner.h"
@@ -162,12 +163,22 @@ class Executor {
     return static_cast<std::int32_t>(replica + replicas_ * stage);
   }
   // NCCL communicator ids: one per DP group (stage, TP rank), then one per pipeline group (replica,
-  // TP rank), so concurrent collectives and transfers keep their own QPs.
-  [[nodiscard]] std::uint64_t dp_communicator(std::int64_t stage, std::int64_t tp_rank) const {
-    return static_cast<std::uint64_t>(stage * tp_ + tp_rank);
-  }
+  // TP rank), then one per expert-data-parallel group, so concurrent collectives and transfers keep
+  // their own QPs.
   [[nodiscard]] std::uint64_t pipeline_communicator(std::int64_t replica, std::int64_t tp_rank) const {
     return static_cast<std::uint64_t>(pp_ * tp_ + replica * tp_ + tp_rank);
+  }
+  // The DP groups a DP task of `stage` runs over, as indices into dp_members_: the stage's tp DP
+  // groups, or its etp x ep expert-data-parallel groups (after every stage's DP groups), and the
+  // communicator of each (the expert groups' after the pipeline groups').
+  [[nodiscard]] std::pair<std::size_t, std::size_t> dp_groups_of(std::int64_t stage, models::DpGroup group) const {
+    if (group == models::DpGroup::kData) return {static_cast<std::size_t>(stage * tp_), static_cast<std::size_t>(tp_)};
+    return {static_cast<std::size_t>(pp_ * tp_ + stage * expert_groups_), static_cast<std::size_t>(expert_groups_)};
+  }
+  [[nodiscard]] std::uint64_t group_communicator(std::size_t group) const {
+    const auto dense = static_cast<std::size_t>(pp_ * tp_);
+    if (group < dense) return static_cast<std::uint64_t>(group);
+    return static_cast<std::uint64_t>(pp_ * tp_ + dp_ * tp_) + (group - dense);
   }
   [[nodiscard]] const models::Task& task_of(std::int32_t u, std::int32_t task) const {
     return workload_.stages[static_cast<std::size_t>(units_[static_cast<std::size_t>(u)].stage)]
@@ -181,20 +192,23 @@ class Executor {
   const models::Workload& workload_;
   const topo::Topology& topo_;
   std::int64_t tp_ = 1, pp_ = 1, dp_ = 1;
-  std::int64_t replicas_ = 1;  // replicas simulated: dp_, or 1 with one_replica
-  sim::Simulator sim_;         // declared before the fabric and runner, which must not outlive it
+  std::int64_t replicas_ = 1;       // replicas simulated: dp_, or 1 with one_replica
+  std::int64_t expert_groups_ = 0;  // expert-data-parallel groups per stage (etp x ep); 0 for a dense model
+  sim::Simulator sim_;              // declared before the fabric and runner, which must not outlive it
   Fabric fabric_;
   CollectiveRunner runner_;
   std::vector<StageInfo> stages_;
   std::vector<Unit> units_;
-  std::vector<PauseSchedule> pauses_;                  // per unit; empty without pauses
-  std::deque<TaskTimes> times_;                        // stable addresses for Unit::times
-  std::vector<std::vector<DpCall>> dp_calls_;          // [stage][call]
-  std::vector<std::vector<topo::GpuId>> dp_members_;   // [stage * tp + tp rank]: GPUs by replica
+  std::vector<PauseSchedule> pauses_;          // per unit; empty without pauses
+  std::deque<TaskTimes> times_;                // stable addresses for Unit::times
+  std::vector<std::vector<DpCall>> dp_calls_;  // [stage][call]
+  // [stage * tp + tp rank]: GPUs by replica; then for an MoE plan [pp * tp + stage * expert_groups_
+  // + expert index]: the expert-data-parallel groups' GPUs by expert-DP rank.
+  std::vector<std::vector<topo::GpuId>> dp_members_;
   std::vector<std::vector<std::int64_t>> dp_servers_;  // servers_of(dp_members_)
-  // A plan depends on the members' servers only, not on their GPUs: [stage * tp + tp rank] -> the
-  // stage's first group with the same servers (the stage's tp groups have the same ones whenever TP
-  // fills the server), whose plans all of them use.
+  // A plan depends on the members' servers only, not on their GPUs: group -> the first group of
+  // the same stage and kind with the same servers (the stage's tp groups have the same ones
+  // whenever TP fills the server), whose plans all of them use.
   std::vector<std::size_t> dp_plan_group_;
   std::vector<std::vector<PlannedDpCollective>> dp_plans_;  // [group]: the plans made so far
   std::vector<Transfer> transfers_;                         // by transfer number

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <span>
 #include <string>
 #include <utility>
@@ -181,57 +182,120 @@ void Executor::build_pauses() {
   }
 }
 
-// Units inside one server at slowdown 1 without task scales share their stage's durations; the
-// others get their own.
+namespace {
+
+// The unit's compute groups (tp_collective_time.h): its TP group and, for an MoE plan, its TP rank
+// 0's expert groups as the placement puts them.
+ComputeGroupGpus compute_groups(const models::Workload& workload, const std::vector<topo::GpuId>& placement,
+                                const std::vector<topo::GpuId>& tensor, std::int64_t stage, std::int64_t replica) {
+  ComputeGroupGpus out;
+  out.tensor = tensor;
+  if (workload.plan.ep * workload.plan.etp == 1) return out;
+  const models::ExpertLayout layout = workload.plan.expert_layout();
+  const std::int64_t rank = layout.dense.rank_of(0, replica, stage);
+  const auto gpus_of = [&](const std::vector<std::int64_t>& ranks) {
+    std::vector<topo::GpuId> gpus;
+    for (const std::int64_t r : ranks) gpus.push_back(placement[static_cast<std::size_t>(r)]);
+    return gpus;
+  };
+  out.expert = gpus_of(layout.expert_group(rank));
+  out.expert_tensor = gpus_of(layout.expert_tensor_group(rank));
+  out.expert_tensor_and_expert = gpus_of(layout.expert_tensor_and_expert_group(rank));
+  return out;
+}
+
+// Units whose groups each sit inside one server see the same collective times (the closed form
+// of one NVLink port's rate); the others' depend on where their groups' GPUs are. The key names the
+// GPUs of the groups that span servers, -1 for each group that does not.
+std::vector<std::int64_t> tp_time_key(const topo::Topology& topo, const ComputeGroupGpus& groups) {
+  std::vector<std::int64_t> key;
+  for (const std::vector<topo::GpuId>* group :
+       {&groups.tensor, &groups.expert, &groups.expert_tensor, &groups.expert_tensor_and_expert}) {
+    if (in_one_server(topo, *group)) {
+      key.push_back(-1);
+      continue;
+    }
+    for (const topo::GpuId g : *group) key.push_back(static_cast<std::int64_t>(g.index()));
+    key.push_back(-2);
+  }
+  return key;
+}
+
+}  // namespace
+
+// Units whose groups all sit inside one server, at slowdown 1 and without task scales, share their
+// stage's durations; the others get their own. Collective times are shared by units whose groups
+// are alike (tp_time_key).
 void Executor::assign_times(const std::vector<KernelCost>& costs) {
-  std::vector<TpTime> shared_tp;
+  std::map<std::vector<std::int64_t>, std::vector<TpTime>> tp_times;
   std::vector<const TaskTimes*> shared(static_cast<std::size_t>(pp_), nullptr);
   for (Unit& unit : units_) {
     double slowdown = 1.0;
     for (const topo::GpuId g : unit.gpus) {
       if (!in_.gpu_slowdown.empty()) slowdown = std::max(slowdown, in_.gpu_slowdown[g.index()]);
     }
-    const bool local = in_one_server(topo_, unit.gpus);
+    const ComputeGroupGpus groups = compute_groups(workload_, in_.placement, unit.gpus, unit.stage, unit.replica);
+    const std::vector<std::int64_t> key = tp_time_key(topo_, groups);
+    const bool local = std::all_of(key.begin(), key.end(), [](std::int64_t k) { return k == -1; });
     const auto u = static_cast<std::size_t>(&unit - units_.data());
     const std::vector<float>* scale =
         in_.task_scale.empty() || in_.task_scale[u].empty() ? nullptr : &in_.task_scale[u];
-    if (local && shared_tp.empty()) {
-      shared_tp = kernel_list_tp_times(workload_.kernels, topo_, in_.fabric, in_.collective, unit.gpus);
-    }
     const models::StageProgram& program = workload_.stages[static_cast<std::size_t>(unit.stage)];
     const TaskTimes*& stage_times = shared[static_cast<std::size_t>(unit.stage)];
     if (local && slowdown == 1.0 && scale == nullptr && stage_times != nullptr) {
       unit.times = stage_times;
       continue;
     }
-    const std::vector<TpTime> tp =
-        local ? shared_tp : kernel_list_tp_times(workload_.kernels, topo_, in_.fabric, in_.collective, unit.gpus);
-    unit.times = &times_.emplace_back(task_times(program, costs, tp, slowdown, scale, in_.calibration));
+    auto found = tp_times.find(key);
+    if (found == tp_times.end()) {
+      found = tp_times.emplace(key, kernel_list_tp_times(workload_.kernels, topo_, in_.fabric, in_.collective, groups))
+                  .first;
+    }
+    unit.times = &times_.emplace_back(task_times(program, costs, found->second, slowdown, scale, in_.calibration));
     if (local && slowdown == 1.0 && scale == nullptr) stage_times = unit.times;
   }
 }
 
 void Executor::build_dp_groups() {
   const models::ParallelLayout layout = workload_.plan.layout();
-  dp_members_.resize(static_cast<std::size_t>(pp_ * tp_));
-  dp_servers_.resize(dp_members_.size());
-  dp_plan_group_.resize(dp_members_.size());
-  dp_plans_.resize(dp_members_.size());
+  const models::ExpertLayout experts = workload_.plan.expert_layout();
+  const bool moe = workload_.model.num_experts > 0;
+  expert_groups_ = moe ? experts.expert_tensor * experts.expert : 0;
+  const auto groups = static_cast<std::size_t>(pp_ * tp_ + pp_ * expert_groups_);
+  dp_members_.resize(groups);
+  dp_servers_.resize(groups);
+  dp_plan_group_.resize(groups);
+  dp_plans_.resize(groups);
+  // Members of group `group`, then the first group of [first, group) with the same servers.
+  const auto add_group = [&](std::size_t group, std::size_t first, std::vector<topo::GpuId> members) {
+    dp_members_[group] = std::move(members);
+    dp_servers_[group] = servers_of(topo_, dp_members_[group]);
+    dp_plan_group_[group] = group;
+    for (std::size_t g = first; g < group; ++g) {
+      if (dp_servers_[g] == dp_servers_[group]) {
+        dp_plan_group_[group] = g;
+        break;
+      }
+    }
+  };
   for (std::int64_t s = 0; s < pp_; ++s) {
+    const auto [first, count] = dp_groups_of(s, models::DpGroup::kData);
     for (std::int64_t t = 0; t < tp_; ++t) {
-      const auto group = static_cast<std::size_t>(s * tp_ + t);
-      auto& members = dp_members_[group];
+      std::vector<topo::GpuId> members;
       for (std::int64_t d = 0; d < dp_; ++d) {
         members.push_back(in_.placement[static_cast<std::size_t>(layout.rank_of(t, d, s))]);
       }
-      dp_servers_[group] = servers_of(topo_, members);
-      const auto first = static_cast<std::size_t>(s * tp_);
-      dp_plan_group_[group] = group;
-      for (std::size_t g = first; g < group; ++g) {
-        if (dp_servers_[g] == dp_servers_[group]) {
-          dp_plan_group_[group] = g;
-          break;
+      add_group(first + static_cast<std::size_t>(t), first, std::move(members));
+    }
+    if (moe) {
+      const auto [expert_first, expert_count] = dp_groups_of(s, models::DpGroup::kExpertData);
+      for (std::size_t c = 0; c < expert_count; ++c) {
+        // The expert index c's ranks in this stage: expert-DP rank k at c + etp * ep * k.
+        std::vector<topo::GpuId> members;
+        for (const std::int64_t r : experts.expert_data_group(s * tp_ * dp_ + static_cast<std::int64_t>(c))) {
+          members.push_back(in_.placement[static_cast<std::size_t>(r)]);
         }
+        add_group(expert_first + c, expert_first, std::move(members));
       }
     }
     const StageInfo& info = stages_[static_cast<std::size_t>(s)];

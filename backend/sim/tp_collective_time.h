@@ -38,14 +38,24 @@ sim::SimTime tp_collective_time_ns(const topo::Topology& topo, const FabricParam
                                    const models::CollectiveParams& params, std::span<const topo::GpuId> gpus,
                                    models::CollectiveOp op, double bytes);
 
-// Seconds of one run of a kernel list's TP collectives over `gpus`: the calls the workload marks
-// overlappable (which may hide behind the list's GEMMs) apart from the others.
+// The GPUs of the groups one unit's compute tasks communicate over (workload.h's ComputeGroup), in
+// their rank order: its TP group and, for an MoE plan, the expert-parallel, expert-tensor and
+// expert-tensor-and-expert groups of its TP rank 0 (the other TP ranks' groups mirror them).
+struct ComputeGroupGpus {
+  std::vector<topo::GpuId> tensor, expert, expert_tensor, expert_tensor_and_expert;
+  [[nodiscard]] const std::vector<topo::GpuId>& of(models::ComputeGroup group) const;
+};
+
+// Seconds of one run of a kernel list's collectives, each over its group: the calls the workload
+// marks overlappable (which may hide behind the list's GEMMs) apart from the others. Each
+// collective is timed alone on the cluster (an MoE dispatch across servers as every pair a flow
+// on a fresh fabric, so ECMP collisions within the group show, not those with other groups').
 struct TpTime {
   double plain_s = 0;
   double overlappable_s = 0;
 };
 std::vector<TpTime> kernel_list_tp_times(const std::vector<models::KernelList>& kernels, const topo::Topology& topo,
                                          const FabricParams& fabric, const models::CollectiveParams& params,
-                                         std::span<const topo::GpuId> gpus);
+                                         const ComputeGroupGpus& groups);
 
 }  // namespace megasim::backend

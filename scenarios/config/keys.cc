@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "models/gpu_spec.h"
+#include "models/moe.h"
 #include "scenarios/config/key_binding.h"
 #include "scenarios/config/key_ranges.h"
 #include "scenarios/config/keys_reliability.h"
@@ -166,6 +167,28 @@ void add_model_keys(std::vector<KeySpec>& t) {
   t.push_back(field("model", "hidden_dropout", "",
                     "dropout probability after the embedding and on each residual branch (0: no masks kept)", m,
                     &ModelSpec::hidden_dropout, between(0.0, 0.99)));
+  t.push_back(field("model", "num_experts", "", "experts per MoE layer (0: a dense model)", m, &ModelSpec::num_experts,
+                    between(0, models::kMaxExperts)));
+  t.push_back(field("model", "moe_router_topk", "", "experts each token is routed to", m, &ModelSpec::moe_router_topk,
+                    between(1, models::kMaxExperts)));
+  t.push_back(field("model", "moe_ffn_hidden_size", "", "one expert's MLP width (0: ffn_hidden_size)", m,
+                    &ModelSpec::moe_ffn_hidden_size, between(0, models::kMaxFfn)));
+  t.push_back(field("model", "moe_shared_expert_intermediate_size", "",
+                    "the shared experts' MLP width, every token through it (0: none)", m,
+                    &ModelSpec::moe_shared_expert_intermediate_size, between(0, models::kMaxFfn)));
+  t.push_back(field("model", "moe_layer_freq", "",
+                    "every how many layers one is an MoE layer (layer i when i % freq == 0)", m,
+                    &ModelSpec::moe_layer_freq, between(1, models::kMaxLayers)));
+  t.push_back(field("model", "moe_first_dense_layers", "",
+                    "dense layers before the MoE layers start (DeepSeek-V3's first_k_dense_replace)", m,
+                    &ModelSpec::moe_first_dense_layers, between(0, models::kMaxLayers)));
+  t.push_back(field("model", "moe_expert_capacity_factor", "",
+                    "tokens an expert takes, times its balanced share; the rest are dropped (0: dropless)", m,
+                    &ModelSpec::moe_expert_capacity_factor, between(0.0, static_cast<double>(models::kMaxExperts))));
+  t.push_back(field("model", "moe_router_load_skew", "",
+                    "coefficient of variation of the experts' expected token shares (0: balanced); the busiest "
+                    "expert rank sets the pace",
+                    m, &ModelSpec::moe_router_load_skew, between(0.0, 10.0)));
 }
 
 void add_plan_keys(std::vector<KeySpec>& t) {
@@ -232,6 +255,16 @@ void add_plan_keys(std::vector<KeySpec>& t) {
                     "every micro-batch's loss all-reduced over the DP group, the compute stream waiting for it "
                     "(Megatron-LM pretrain_gpt.py loss_func)",
                     p, &ParallelPlan::average_loss_per_micro_batch));
+  t.push_back(field("plan", "expert_model_parallel_size", "", "ranks an MoE layer's experts are split over (EP)", p,
+                    &ParallelPlan::expert_model_parallel_size, between(1, models::kMaxExperts)));
+  t.push_back(field("plan", "expert_tensor_parallel_size", "",
+                    "ranks each expert's MLP is split over (0: the tensor-parallel size)", p,
+                    &ParallelPlan::expert_tensor_parallel_size, between(0, 4096)));
+  t.push_back(enum_field("plan", "moe_token_dispatcher_type", "allgather|alltoall",
+                         "how tokens reach their experts: all-gather over the expert group, or all-to-all", p,
+                         &ParallelPlan::moe_token_dispatcher_type, models::parse_moe_token_dispatcher));
+  t.push_back(field("plan", "moe_grouped_gemm", "", "one grouped GEMM for a rank's experts (else one GEMM each)", p,
+                    &ParallelPlan::moe_grouped_gemm));
 }
 
 void add_calibration_keys(std::vector<KeySpec>& t) {

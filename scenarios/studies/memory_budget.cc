@@ -83,7 +83,9 @@ SimulationFootprint planned_footprint(const models::ModelSpec& model, const mode
   for (std::int64_t stage = 0; stage < plan.pp; ++stage) {
     double buckets = 0;
     for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
-      buckets += static_cast<double>(models::gradient_bucket_params(model, plan, stage, chunk).size());
+      for (const models::DpGroup group : {models::DpGroup::kData, models::DpGroup::kExpertData}) {
+        buckets += static_cast<double>(models::gradient_bucket_params(model, plan, stage, chunk, group).size());
+      }
     }
     const double steps = 2.0 * static_cast<double>(plan.num_microbatches) * static_cast<double>(plan.virtual_stages);
     // Per compute step at most one send, one recv and (batch_p2p_sync) one host synchronisation;

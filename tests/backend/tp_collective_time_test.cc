@@ -57,6 +57,38 @@ TEST(TpCollectiveTime, FastPathEqualsTheFabricAndTheRingFormula) {
   }
 }
 
+// An MoE dispatch inside a server: the all-to-all sends S/n to each of the n - 1 others at once,
+// so each NVLink port carries (n-1)/n x S in one step; across two servers the pairs that leave a
+// server are flows on the fabric, and the fast path is not taken.
+TEST(TpCollectiveTime, AllToAllInsideAServerFollowsItsFormulaAndAcrossServersUsesTheFabric) {
+  const topo::Topology topo = two_servers();
+  const FabricParams fabric;
+  const models::CollectiveParams params;
+  const double bytes = 64e6;
+  for (const std::int64_t n : {2, 4, 8}) {
+    std::vector<topo::GpuId> gpus;
+    for (std::int64_t i = 0; i < n; ++i) gpus.emplace_back(static_cast<std::int32_t>(i));
+    const double nd = static_cast<double>(n);
+    const double formula =
+        sim::to_seconds(params.base_latency_ns + params.nvlink_step_latency_ns) + (nd - 1) / nd * bytes / kNvLink;
+    const sim::SimTime fast = tp_collective_time_ns(topo, fabric, params, gpus, CollectiveOp::kAllToAll, bytes);
+    const CollectiveResult sim =
+        run_one(topo, fabric, params,
+                make_job(topo, CollectiveOp::kAllToAll, models::CollectiveAlgorithm::kRing, bytes, gpus, params));
+    EXPECT_NEAR(sim::to_seconds(fast), formula, tolerance(formula)) << n;
+    EXPECT_NEAR(sim::to_seconds(fast), sim.time_s, tolerance(sim.time_s)) << n;
+  }
+  std::vector<topo::GpuId> both;
+  for (std::int32_t i = 0; i < 16; ++i) both.emplace_back(i);
+  const sim::SimTime across = tp_collective_time_ns(topo, fabric, params, both, CollectiveOp::kAllToAll, bytes);
+  const CollectiveResult sim =
+      run_one(topo, fabric, params,
+              make_job(topo, CollectiveOp::kAllToAll, models::CollectiveAlgorithm::kRing, bytes, both, params));
+  EXPECT_EQ(across, sim.end_ns - sim.start_ns);
+  // Half of every GPU's bytes leave its server through its one NIC, slower than NVLink.
+  EXPECT_GT(sim::to_seconds(across), 0.5 * bytes / (200e9 / 8));
+}
+
 // A TP group of one makes no collective call.
 TEST(TpCollectiveTime, GroupOfOneIsFree) {
   const topo::Topology topo = two_servers();

@@ -1,0 +1,25 @@
+#include "backend/real_backend_scope.h"
+
+#include <fmt/format.h>
+
+#include "sim/error.h"
+
+namespace megasim::backend {
+
+void require_real_backend_groups(const models::Workload& workload, std::string_view backend) {
+  const models::ResolvedPlan& plan = workload.plan;
+  if (plan.ep != 1) {
+    throw sim::ConfigError("plan.expert_model_parallel_size", std::to_string(plan.ep),
+                           fmt::format("1 on the {} backend, whose communicators are the tensor, pipeline and "
+                                       "data-parallel groups (expert parallelism runs on the sim backend)",
+                                       backend));
+  }
+  if (plan.etp != plan.tp) {
+    throw sim::ConfigError("plan.expert_tensor_parallel_size", std::to_string(plan.etp),
+                           fmt::format("0 (the tensor-parallel size {}) on the {} backend, whose communicators are "
+                                       "the tensor, pipeline and data-parallel groups",
+                                       plan.tp, backend));
+  }
+}
+
+}  // namespace megasim::backend

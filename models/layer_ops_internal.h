@@ -1,0 +1,54 @@
+// Pieces of layer_ops.cc shared with the MoE layer (layer_ops_moe.cc). Not a public header.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/layer_ops.h"
+
+namespace megasim::models::layer_ops_detail {
+
+// A forward op with the ops that compute its gradients, in the order backward runs them.
+struct OpPair {
+  LayerOp forward;
+  std::vector<LayerOp> backward;
+  bool attention_core = false;  // recomputed by selective recompute
+};
+
+// Sizes of one micro-batch on one TP rank.
+struct Dims {
+  std::int64_t b, s, h, t, a, g, d, f, f1, vocab;
+  std::int64_t tokens;         // s * b: GEMM rows
+  std::int64_t region_tokens;  // tokens seen by norms, dropouts, residuals: s*b/t with SP
+  double attended;             // L of the convention
+  AttentionKernel kernel;      // of the attention core (attention_kernel_of)
+  bool fused;                  // use_flash_attention's fused LayerNorm/GeLU and GEMM bias epilogues
+  bool parallel_block, rope;
+  bool dropout;  // hidden_dropout > 0: the residual and embedding dropouts write and keep masks
+};
+
+Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan);
+double dbl(std::int64_t v);
+
+// The op rules of layer_ops.h: a GEMM of `batch` products, a memory-bound op, a linear layer with its
+// data- and weight-gradient GEMMs, an elementwise op with its backward.
+LayerOp gemm(std::string name, OpKind kind, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1);
+LayerOp memory_op(std::string name, OpKind kind, double bytes);
+OpPair linear(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k);
+OpPair elementwise(const std::string& name, OpKind kind, double forward_bytes, double backward_bytes);
+// GeLU (reads and writes `columns`) or SwiGLU (reads 2x, writes `columns`) over `rows` tokens.
+OpPair activation(const std::string& prefix, double rows, std::int64_t columns, bool glu);
+OpPair norm(const std::string& name, const Dims& x);
+// The attention core: FlashAttention's one kernel or Megatron's four unfused ops.
+void core_attention(const Dims& x, std::vector<OpPair>& out);
+OpPair residual(const std::string& name, const Dims& x);
+
+// A dense layer's ops, from its input LayerNorm through the post-attention LayerNorm, and with
+// `with_mlp` its MLP and residual too (the parallel block always has both).
+std::vector<OpPair> layer_pairs(const Dims& x, bool with_mlp);
+// The forward ops of `pairs` (only the attention core with core_only), or their backward ops in
+// reverse order.
+std::vector<LayerOp> select(std::vector<OpPair> pairs, Pass pass, bool core_only = false);
+
+}  // namespace megasim::models::layer_ops_detail
