@@ -27,6 +27,7 @@
 
 #include "models/compute_cost.h"
 #include "models/model_spec.h"
+#include "models/moe.h"
 #include "models/plan.h"
 
 namespace megasim::models {
@@ -59,12 +60,17 @@ std::vector<LayerOp> layer_ops(const ModelSpec& model, const ResolvedPlan& plan,
 // GEMM per expert) on its share of the routed tokens, the unpermutation that weights and sums each
 // token's k outputs, the shared expert, and the residual. The experts execute the busiest
 // expert-parallel rank's tokens (expert_load_factor): it sets the pace, since the combine waits
-// for it. Their counted FLOPs are the balanced share: the convention counts every routed token
-// once per chosen expert (k x the expert MLP per token), drops and imbalance aside.
+// for it. Their counted FLOPs are the balanced share of the tokens the experts keep: the
+// convention counts every routed token once per chosen expert (k x the expert MLP per token), the
+// imbalance aside, the tokens a capacity factor drops left out.
 std::vector<LayerOp> moe_layer_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass);
-// The busiest expert-parallel rank's routed tokens over its balanced share (busiest_expert_rank_load
-// for the ep x etp ranks that feed one set of experts, each with its micro-batch's tokens).
-double expert_load_factor(const ModelSpec& model, const ResolvedPlan& plan);
+// The busiest expert-parallel rank's routed tokens over its balanced share, and the fraction of
+// the routed tokens the experts keep (router_load for the ep x etp ranks that feed one set of
+// experts, each with its micro-batch's tokens).
+RouterLoad expert_router_load(const ModelSpec& model, const ResolvedPlan& plan);
+inline double expert_load_factor(const ModelSpec& model, const ResolvedPlan& plan) {
+  return expert_router_load(model, plan).busiest;
+}
 
 // First pipeline stage, before its layers: word (+ position) embedding lookup and dropout.
 std::vector<LayerOp> embedding_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass);

@@ -26,7 +26,7 @@ struct ExpertDims {
   std::int64_t local = 0;    // experts on this rank: num_experts / ep
   std::int64_t topk = 0;
   std::int64_t ffn = 0, fc1 = 0;  // one expert's widths on this GPU (over etp)
-  double balanced_rows = 0;       // routed tokens this GPU computes when balanced: T x k x etp
+  double balanced_rows = 0;       // routed tokens this GPU computes when balanced: T x k x etp, kept ones
   double rows = 0;                // the busiest rank's: balanced_rows x the load factor
   double gathered = 0;            // allgather dispatcher: tokens gathered over ep x etp
   bool alltoall = false, grouped = false, glu = false;
@@ -39,8 +39,9 @@ ExpertDims expert_dims(const ModelSpec& model, const ResolvedPlan& plan, const D
   e.topk = model.moe_router_topk;
   e.ffn = moe_ffn_hidden(model) / plan.etp;
   e.fc1 = moe_fc1_width(model) / plan.etp;
-  e.balanced_rows = dbl(x.region_tokens) * dbl(e.topk) * dbl(plan.etp);
-  e.rows = e.balanced_rows * expert_load_factor(model, plan);
+  const RouterLoad load = expert_router_load(model, plan);
+  e.balanced_rows = dbl(x.region_tokens) * dbl(e.topk) * dbl(plan.etp) * load.kept;
+  e.rows = dbl(x.region_tokens) * dbl(e.topk) * dbl(plan.etp) * load.busiest;
   e.gathered = dbl(x.region_tokens) * dbl(plan.ep * plan.etp);
   e.alltoall = plan.plan.moe_token_dispatcher_type == MoeTokenDispatcher::kAlltoall;
   e.grouped = plan.plan.moe_grouped_gemm;
@@ -104,11 +105,11 @@ std::vector<OpPair> moe_pairs(const ModelSpec& model, const ResolvedPlan& plan) 
 
 }  // namespace
 
-double expert_load_factor(const ModelSpec& model, const ResolvedPlan& plan) {
+RouterLoad expert_router_load(const ModelSpec& model, const ResolvedPlan& plan) {
   const double tokens = static_cast<double>(model.seq_length * plan.plan.micro_batch_size);
   const double region = plan.plan.sequence_parallel ? tokens / static_cast<double>(plan.tp) : tokens;
   const double assignments = region * static_cast<double>(plan.ep * plan.etp * model.moe_router_topk);
-  return busiest_expert_rank_load(model, plan.ep, assignments);
+  return router_load(model, plan.ep, assignments);
 }
 
 std::vector<LayerOp> moe_layer_ops(const ModelSpec& model, const ResolvedPlan& plan, Pass pass) {

@@ -55,7 +55,10 @@ LayerParts moe_layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
   const std::int64_t tokens = p.sequence_parallel ? sb / plan.tp : sb;
   const double rows = static_cast<double>(tokens * model.moe_router_topk * plan.etp) * expert_load_factor(model, plan);
   const double per_row = static_cast<double>(2 * h + (glu ? 6 : 4) * (moe_ffn_hidden(model) / plan.etp) + 2 * h);
-  parts.per_gpu = 4 * tokens * model.num_experts + static_cast<std::int64_t>(std::ceil(rows * per_row));
+  // In doubles: a hostile plan's rows pass 2^63 bytes before require_fits refuses them.
+  constexpr double kMost = 1e18;
+  parts.per_gpu = static_cast<std::int64_t>(
+      std::min(kMost, 4.0 * static_cast<double>(tokens * model.num_experts) + std::ceil(rows * per_row)));
   return parts;
 }
 

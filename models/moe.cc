@@ -107,7 +107,7 @@ void validate_moe(const ModelSpec& model) {
   }
 }
 
-double busiest_expert_rank_load(const ModelSpec& model, std::int64_t ep, double assignments) {
+RouterLoad router_load(const ModelSpec& model, std::int64_t ep, double assignments) {
   const std::int64_t experts = model.num_experts;
   const std::int64_t local = experts / ep;
   const double skew = model.moe_router_load_skew;
@@ -121,6 +121,7 @@ double busiest_expert_rank_load(const ModelSpec& model, std::int64_t ep, double 
   std::vector<double> share(static_cast<std::size_t>(experts));
   std::vector<double> count(static_cast<std::size_t>(experts));
   double sum_of_maxima = 0;
+  double sum_of_kept = 0;
   for (int draw = 0; draw < kLoadDraws; ++draw) {
     double total = 0;
     for (double& w : share) total += w = skew > 0 ? rng.lognormal(-sigma * sigma / 2, sigma) : 1.0;
@@ -132,17 +133,25 @@ double busiest_expert_rank_load(const ModelSpec& model, std::int64_t ep, double 
       const double mean = assignments * p;
       counted += count[e] = std::max(0.0, mean + std::sqrt(mean * (1 - p)) * rng.normal(0, 1));
     }
+    // Every count clamped at 0 (a handful of tokens): the expected counts instead.
+    const double rescale = counted > 0 ? assignments / counted : 0;
     double busiest = 0;
     for (std::int64_t r = 0; r < ep; ++r) {
       double load = 0;
       for (std::int64_t e = r * local; e < (r + 1) * local; ++e) {
-        load += std::min(count[static_cast<std::size_t>(e)] * assignments / counted, cap);
+        const auto i = static_cast<std::size_t>(e);
+        load += std::min(counted > 0 ? count[i] * rescale : assignments * share[i] / total, cap);
       }
       busiest = std::max(busiest, load);
+      sum_of_kept += load;
     }
     sum_of_maxima += busiest;
   }
-  return sum_of_maxima / kLoadDraws / (assignments / static_cast<double>(ep));
+  return {sum_of_maxima / kLoadDraws / (assignments / static_cast<double>(ep)), sum_of_kept / kLoadDraws / assignments};
+}
+
+double busiest_expert_rank_load(const ModelSpec& model, std::int64_t ep, double assignments) {
+  return router_load(model, ep, assignments).busiest;
 }
 
 }  // namespace megasim::models

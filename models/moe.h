@@ -58,9 +58,17 @@ void validate_moe(const ModelSpec& model);
 // expectation over routers of max over ranks of (tokens routed to the rank's num_experts / ep
 // experts) / (assignments / ep), for `assignments` token-expert pairs per step. Expert shares are
 // log-normal with the coefficient of variation moe_router_load_skew (mean 1), each expert's count
-// adds the multinomial noise of `assignments` draws (normal approximation), and a capacity factor c
-// caps each expert at c x its balanced share (dropped tokens are not computed). 1 when balanced
-// with no noise; deterministic: a fixed number of draws from a fixed named stream.
+// adds the multinomial noise of `assignments` draws (normal approximation, rescaled to add up to
+// them), and a capacity factor c caps each expert at c x its balanced share (dropped tokens are not
+// computed). 1 for one rank without drops, about 1 when balanced with many tokens; deterministic:
+// a fixed number of draws from a fixed named stream.
 [[nodiscard]] double busiest_expert_rank_load(const ModelSpec& model, std::int64_t ep, double assignments);
+// The same draws' busiest rank (as above) and the fraction of the assignments the experts keep
+// after their capacity (1 when dropless).
+struct RouterLoad {
+  double busiest = 1;
+  double kept = 1;
+};
+[[nodiscard]] RouterLoad router_load(const ModelSpec& model, std::int64_t ep, double assignments);
 
 }  // namespace megasim::models

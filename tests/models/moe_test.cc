@@ -154,6 +154,22 @@ TEST(Moe, BusiestRankLoadIsOneWhenBalancedAndCappedByTheCapacity) {
   EXPECT_NEAR(busiest_expert_rank_load(m, 1, 1e9), 1.0, 1e-9);
 }
 
+// A capacity factor below 1 drops what the balanced share exceeds: at 0.5 with a balanced router,
+// every expert keeps half of its tokens; the FLOP count leaves the dropped ones out.
+TEST(Moe, CapacityDropsAreNeitherComputedNorCounted) {
+  ModelSpec m = mixtral();
+  m.moe_expert_capacity_factor = 0.5;
+  const RouterLoad load = router_load(m, 8, 1e12);
+  EXPECT_NEAR(load.kept, 0.5, 1e-6);
+  EXPECT_NEAR(load.busiest, 0.5, 1e-6);
+  const ResolvedPlan plan = resolve_plan(m, moe_plan(1, 1, 8, 8), 8, 8);
+  ModelSpec dropless = m;
+  dropless.moe_expert_capacity_factor = 0;
+  const double expert_flops = 3.0 * 8 * 4096 * 32 * 2 * 2 * 3 * 4096 * 14336;  // 3 passes, all tokens x k
+  EXPECT_NEAR(iteration_flops(dropless, plan).model - iteration_flops(m, plan).model, expert_flops / 2,
+              1e-6 * expert_flops);
+}
+
 // Megatron's expert layout inside a stage (tp-ep-dp-pp): i = etp + etp * (ep + ep_size * edp).
 TEST(Moe, ExpertGroupsFollowMegatronsRankOrder) {
   const ExpertLayout layout{ParallelLayout{2, 2, 8}, 2, 4};  // TP 2 x DP 8 = 16 ranks a stage

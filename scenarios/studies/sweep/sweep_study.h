@@ -77,6 +77,11 @@ struct SweepCandidate {
   std::string reason;  // why it was rejected, or why a screened plan was not simulated in full
 };
 
+// The options a sweep of `base` runs with: `options`, and for an MoE model whose
+// plan.expert_model_parallel_size is not varied, that key varied over the divisors of num_experts
+// (at most the GPU count), so that the search covers expert parallelism too.
+SweepOptions with_expert_parallelism(const Scenario& base, SweepOptions options);
+
 // The key that breaks ties: (point, tp, pp, layers_per_virtual_stage, micro_batch_size).
 bool key_less(const SweepCandidate& a, const SweepCandidate& b);
 

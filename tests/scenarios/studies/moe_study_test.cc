@@ -3,11 +3,14 @@
 // the iteration, and the experts' gradients go over the expert-data-parallel group.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
+#include <vector>
 
 #include "models/layer_ops.h"
 #include "scenarios/config/loader.h"
 #include "scenarios/studies/run_study.h"
+#include "scenarios/studies/sweep/sweep_study.h"
 
 namespace megasim::scenarios {
 namespace {
@@ -103,6 +106,30 @@ TEST(MoeStudy, SameInputsGiveTheSameIteration) {
   const double a = run_iteration_study(load_scenario_text(moe_scenario(16, 16, 0.5))).report.iteration_time_s;
   const double b = run_iteration_study(load_scenario_text(moe_scenario(16, 16, 0.5))).report.iteration_time_s;
   EXPECT_EQ(a, b);
+}
+
+// A sweep of an MoE model searches expert parallelism too: every divisor of the 16 experts, each
+// plan with it validated (EP 16 on 8 GPUs is refused by name) and the rest simulated.
+TEST(MoeStudy, SweepSearchesExpertParallelism) {
+  const Scenario base = load_scenario_text(moe_scenario(8, 8, 0));
+  const SweepOptions options = with_expert_parallelism(base, SweepOptions{});
+  ASSERT_EQ(options.vary.size(), 1U);
+  EXPECT_EQ(options.vary[0].key, "plan.expert_model_parallel_size");
+  EXPECT_EQ(options.vary[0].values, (std::vector<std::string>{"1", "2", "4", "8"}));  // at most 8 GPUs
+  SweepOptions some;
+  some.max_micro_batch_size = 1;
+  const SweepReport report = run_sweep_study(base, some, 1, {});
+  std::set<std::string> simulated;
+  for (const SweepRow& row : report.rows) {
+    ASSERT_EQ(row.candidate.point_values.size(), 1U);
+    if (row.candidate.status == SweepStatus::kSimulated) simulated.insert(row.candidate.point_values[0]);
+  }
+  EXPECT_EQ(simulated, (std::set<std::string>{"1", "2", "4", "8"}));
+  // A dense model's sweep is unchanged.
+  Scenario dense = base;
+  dense.model.num_experts = 0;
+  dense.plan.expert_model_parallel_size = 1;
+  EXPECT_TRUE(with_expert_parallelism(dense, SweepOptions{}).vary.empty());
 }
 
 }  // namespace
