@@ -8,6 +8,12 @@ namespace megasim::backend {
 
 void require_real_backend_groups(const models::Workload& workload, std::string_view backend) {
   const models::ResolvedPlan& plan = workload.plan;
+  if (plan.cp != 1) {
+    throw sim::ConfigError("plan.context_parallel_size", std::to_string(plan.cp),
+                           fmt::format("1 on the {} backend, whose communicators are the tensor, pipeline and "
+                                       "data-parallel groups (context parallelism runs on the sim backend)",
+                                       backend));
+  }
   if (plan.ep != 1) {
     throw sim::ConfigError("plan.expert_model_parallel_size", std::to_string(plan.ep),
                            fmt::format("1 on the {} backend, whose communicators are the tensor, pipeline and "

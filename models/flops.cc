@@ -29,7 +29,7 @@ IterationFlops counted_flops(const ModelSpec& model, const ResolvedPlan& plan) {
       dense_layers * sum_flops(layer_ops(model, plan, Pass::kRecompute)) +
       (moe_layers == 0 ? 0.0 : moe_layers * sum_flops(moe_layer_ops(model, plan, Pass::kRecompute)));
   // Every micro-batch of every DP replica runs once through every TP rank's shard.
-  const double shards = static_cast<double>(plan.num_microbatches * plan.dp * plan.tp);
+  const double shards = static_cast<double>(plan.num_microbatches * plan.replicas() * plan.tp);
   IterationFlops out;
   out.model = (dense_layers * dense + moe_layers * moe + ends) * shards;
   out.hardware = out.model + recompute * shards;

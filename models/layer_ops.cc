@@ -21,7 +21,9 @@ Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan) {
   x.f = ffn_hidden(model);
   x.f1 = fc1_width(model);
   x.vocab = plan.padded_vocab_size;
-  x.tokens = x.s * x.b;
+  x.cp = plan.cp;
+  x.cp_comm = p.cp_comm_type;
+  x.tokens = x.s / x.cp * x.b;
   x.dropout = model.hidden_dropout > 0;
   x.region_tokens = p.sequence_parallel ? x.tokens / x.t : x.tokens;
   x.attended = attended_length(model, p);
@@ -90,17 +92,24 @@ void unfused_core(const Dims& x, std::vector<OpPair>& out) {
 // row. Both skip the masked blocks and recompute the scores in backward, so they execute the same
 // FLOPs (op_time.h times them at their own efficiencies); the names tell the kernels apart.
 void flash_core(const Dims& x, std::vector<OpPair>& out) {
-  const std::int64_t batch = x.b * x.a / x.t;
+  std::int64_t batch = x.b * x.a / x.t;
   const auto len = static_cast<std::int64_t>(std::llround(x.attended));
-  const double counted = 4.0 * dbl(batch) * dbl(x.s) * x.attended * dbl(x.d);
-  const double q = dbl(x.tokens * x.h / x.t);         // Q or O or dO elements
-  const double kv = dbl(x.tokens * x.g * x.d / x.t);  // K or V elements
-  const double lse = 4.0 * dbl(batch) * dbl(x.s);
+  const double counted = 4.0 * dbl(batch) * dbl(x.s) * x.attended * dbl(x.d) / dbl(x.cp);
+  // Context parallelism: a2a attends heads / cp over the whole sequence; p2p and all_gather attend
+  // the local queries, 1 / cp of the causal pairs.
+  const bool heads_split = x.cp > 1 && x.cp_comm == CpCommType::kA2a;
+  if (heads_split) batch /= x.cp;
+  const std::int64_t split = x.cp > 1 && !heads_split ? x.cp : 1;
+  const double q = dbl(x.tokens * x.h / x.t);                            // Q or O or dO elements
+  const double kv = dbl(x.tokens * x.g * x.d / x.t);                     // K or V elements
+  const double lse = 4.0 * dbl(x.b * x.a / x.t) * dbl(x.s) / dbl(x.cp);  // the rank's queries
   const std::string name = x.kernel == AttentionKernel::kFlashAttention1 ? "flash_attention_1" : "flash_attention";
   LayerOp forward{name,    OpKind::kAttention, GemmShape{x.s, len, x.d, batch},
-                  counted, counted / 2.0,      2.0 * (2.0 * q + 2.0 * kv) + lse};
+                  counted, counted / 2.0,      2.0 * (2.0 * q + 2.0 * kv) + lse,
+                  split};
   LayerOp backward{name + "_bwd", OpKind::kAttention,  GemmShape{x.s, len, x.d, batch},
-                   2.0 * counted, 2.5 * counted / 2.0, 2.0 * (4.0 * q + 4.0 * kv) + lse};
+                   2.0 * counted, 2.5 * counted / 2.0, 2.0 * (4.0 * q + 4.0 * kv) + lse,
+                   split};
   out.push_back({std::move(forward), {std::move(backward)}, true});
 }
 

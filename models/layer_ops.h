@@ -16,7 +16,10 @@
 //    5 GEMMs against the forward's 2, i.e. 2.5x the forward instead of 2x;
 //  - backward of a GEMM = data gradient + weight gradient = 2x forward; elementwise ops and norms
 //    count no FLOPs (memory-bound: only their bytes matter), dropout masks are 1 byte per element;
-//  - with sequence parallelism the LayerNorms, dropouts and residual adds work on s/t tokens.
+//  - with sequence parallelism the LayerNorms, dropouts and residual adds work on s/t tokens;
+//  - with context parallelism (cp ranks) every op works on the rank's s/cp tokens; its attention
+//    evaluates its local queries against all s keys: cp_comm_type a2a as heads / cp over the whole
+//    sequence, p2p and all_gather as 1/cp of the causal attention (context_split), load-balanced.
 // The lists depend only on (model, plan): build them once per plan, not per rank.
 #pragma once
 
@@ -46,6 +49,9 @@ struct LayerOp {
   double flops = 0;           // counted by the FLOP convention (MFU/HFU)
   double executed_flops = 0;  // done by the kernel (timing)
   double bytes = 0;           // HBM bytes read plus written
+  // A context-parallel rank's attention with p2p or all_gather: the kernel evaluates 1 / context_split
+  // of the (q, k) pairs of the shape (its load-balanced share of the causal attention); 1 otherwise.
+  std::int64_t context_split = 1;
 };
 
 // One transformer layer. Recompute pass: empty for recompute_granularity none, and for selective

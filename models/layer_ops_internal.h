@@ -19,13 +19,15 @@ struct OpPair {
 // Sizes of one micro-batch on one TP rank.
 struct Dims {
   std::int64_t b, s, h, t, a, g, d, f, f1, vocab;
-  std::int64_t tokens;         // s * b: GEMM rows
+  std::int64_t tokens;         // s * b / cp: GEMM rows
   std::int64_t region_tokens;  // tokens seen by norms, dropouts, residuals: s*b/t with SP
   double attended;             // L of the convention
   AttentionKernel kernel;      // of the attention core (attention_kernel_of)
   bool fused;                  // use_flash_attention's fused LayerNorm/GeLU and GEMM bias epilogues
   bool parallel_block, rope;
-  bool dropout;  // hidden_dropout > 0: the residual and embedding dropouts write and keep masks
+  bool dropout;     // hidden_dropout > 0: the residual and embedding dropouts write and keep masks
+  std::int64_t cp;  // context-parallel size: tokens are the rank's s / cp, s stays the whole sequence
+  CpCommType cp_comm;
 };
 
 Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan);

@@ -106,7 +106,7 @@ std::vector<OpPair> moe_pairs(const ModelSpec& model, const ResolvedPlan& plan) 
 }  // namespace
 
 RouterLoad expert_router_load(const ModelSpec& model, const ResolvedPlan& plan) {
-  const double tokens = static_cast<double>(model.seq_length * plan.plan.micro_batch_size);
+  const double tokens = static_cast<double>(plan.local_tokens(model.seq_length));
   const double region = plan.plan.sequence_parallel ? tokens / static_cast<double>(plan.tp) : tokens;
   const double assignments = region * static_cast<double>(plan.ep * plan.etp * model.moe_router_topk);
   return router_load(model, plan.ep, assignments);

@@ -25,8 +25,8 @@ struct LayerParts {
 
 LayerParts layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
   const ParallelPlan& p = plan.plan;
-  const std::int64_t sbh = model.seq_length * p.micro_batch_size * model.hidden_size;
-  const std::int64_t sb = model.seq_length * p.micro_batch_size;
+  const std::int64_t sbh = plan.local_tokens(model.seq_length) * model.hidden_size;
+  const std::int64_t sb = plan.local_tokens(model.seq_length);
   const std::int64_t f = ffn_hidden(model);
   LayerParts parts;
   // Per residual branch (two, one with the parallel block): the LayerNorm input and the input of
@@ -46,7 +46,7 @@ LayerParts layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
 // the experts' output the unpermutation keeps for the probabilities' gradient.
 LayerParts moe_layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
   const ParallelPlan& p = plan.plan;
-  const std::int64_t sb = model.seq_length * p.micro_batch_size;
+  const std::int64_t sb = plan.local_tokens(model.seq_length);
   const std::int64_t h = model.hidden_size;
   const bool glu = model.activation == Activation::kSwiglu;
   LayerParts parts = layer_parts(model, plan);
@@ -64,7 +64,7 @@ LayerParts moe_layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
 
 // Tensors of shape s x b x h, divided over TP ranks when sequence parallelism shards them.
 std::int64_t region_bytes(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t bytes_per_element) {
-  const std::int64_t sbh = model.seq_length * plan.plan.micro_batch_size * model.hidden_size;
+  const std::int64_t sbh = plan.local_tokens(model.seq_length) * model.hidden_size;
   return bytes_per_element * (plan.plan.sequence_parallel ? sbh / plan.tp : sbh);
 }
 
@@ -105,7 +105,7 @@ std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& 
   // The embedding dropout's mask.
   if (stage == 0 && model.hidden_dropout > 0) bytes += in_flight_chunks_of(plan, 0, 0) * region_bytes(model, plan, 1);
   if (stage == plan.pp - 1) {
-    const std::int64_t logits = 4 * model.seq_length * plan.plan.micro_batch_size * plan.padded_vocab_size / plan.tp;
+    const std::int64_t logits = 4 * plan.local_tokens(model.seq_length) * plan.padded_vocab_size / plan.tp;
     bytes += in_flight_chunks_of(plan, stage, plan.virtual_stages - 1) * (region_bytes(model, plan, 4) + logits);
   }
   return bytes;
@@ -124,7 +124,8 @@ MemoryBreakdown model_state(const ModelSpec& model, const ResolvedPlan& plan, st
   const ParameterCount count = stage_parameters(model, plan, stage);
   const std::int64_t params = count.total();
   // A contiguous 1/dp of the padded dense buffer, and 1/edp of the experts' (their own group).
-  const std::int64_t shard = (count.dense + plan.dp - 1) / plan.dp + (count.expert + plan.edp - 1) / plan.edp;
+  const std::int64_t shard =
+      (count.dense + plan.replicas() - 1) / plan.replicas() + (count.expert + plan.edp - 1) / plan.edp;
   // Megatron-FSDP keeps two units unsharded at a time: the one computing and the one prefetched.
   const std::int64_t in_use = std::min(params, 2 * largest_fsdp_unit(model, plan, stage));
   const std::int64_t grad_bytes = gradient_bytes_per_parameter(p);

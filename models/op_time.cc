@@ -17,7 +17,8 @@ bool is_backward(const LayerOp& op) {
 // FlashAttention op of layer_ops.h: shape {s, attended keys, head dim, micro-batch x heads / tp}.
 // The kernel (the plan's, attention_kernel_of) sees s queries against s keys, causal, with the
 // plan's sliding window; compute_cost.h counts the (q, k) pairs its masks keep, applies that
-// kernel's efficiency and adds its launches (one forward, three backward).
+// kernel's efficiency and adds its launches (one forward, three backward). A context-parallel
+// rank's share (context_split) takes that share of the whole attention's time.
 double flash_attention_time_s(const LayerOp& op, const ParallelPlan& plan, const GpuSpec& gpu,
                               const ComputeCalibration& calib) {
   AttentionShape shape;
@@ -29,8 +30,9 @@ double flash_attention_time_s(const LayerOp& op, const ParallelPlan& plan, const
   shape.causal = true;
   shape.window = plan.sliding_window_size;
   const AttentionKernel kernel = attention_kernel_of(plan);
-  return is_backward(op) ? attention_backward_time_s(shape, kernel, gpu, calib)
-                         : attention_forward_time_s(shape, kernel, gpu, calib);
+  const double whole = is_backward(op) ? attention_backward_time_s(shape, kernel, gpu, calib)
+                                       : attention_forward_time_s(shape, kernel, gpu, calib);
+  return whole / static_cast<double>(op.context_split);
 }
 
 }  // namespace

@@ -187,6 +187,35 @@ void resolve_switches(const ModelSpec& model, ResolvedPlan& out) {
   resolve_attention_kernel(out);
 }
 
+// Context parallelism (Megatron-LM arguments.py, Transformer Engine's context-parallel attention).
+void check_context(const ModelSpec& model, const ResolvedPlan& out) {
+  if (out.cp == 1) return;
+  const char* key = "plan.context_parallel_size";
+  if (model.seq_length % (2 * out.cp) != 0) {
+    throw ConfigError(key, str(out.cp),
+                      "a size whose 2 x cp load-balanced chunks split seq_length " + str(model.seq_length) + " evenly");
+  }
+  if (out.plan.sequence_parallel && (model.seq_length / out.cp) % out.tp != 0) {
+    throw ConfigError(key, str(out.cp),
+                      "a size leaving a sequence shard (seq_length / cp) divisible by tp " + str(out.tp) +
+                          " for sequence parallelism");
+  }
+  if (!uses_flash_kernel(out.plan)) {
+    throw ConfigError(key, str(out.cp),
+                      "1 unless a FlashAttention kernel runs the attention (use_flash_attention or attention_kernel "
+                      "flash_attention_2): Megatron's context parallelism is Transformer Engine's fused attention");
+  }
+  if (out.plan.cp_comm_type == CpCommType::kA2a) {
+    const std::int64_t heads = model.num_attention_heads / out.tp;
+    const std::int64_t groups = query_groups(model) / out.tp;
+    if (heads % out.cp != 0 || groups % out.cp != 0) {
+      throw ConfigError(key, str(out.cp),
+                        "with cp_comm_type a2a, a divisor of the heads (" + str(heads) + ") and query groups (" +
+                            str(groups) + ") of a TP rank: the all-to-all splits them over the CP ranks");
+    }
+  }
+}
+
 // Expert parallelism (Megatron-LM arguments.py and parallel_state.py's expert groups).
 void check_experts(const ModelSpec& model, std::int64_t gpus_per_server, ResolvedPlan& out) {
   const ParallelPlan& p = out.plan;
@@ -213,11 +242,12 @@ void check_experts(const ModelSpec& model, std::int64_t gpus_per_server, Resolve
                       "a divisor of the experts' ffn width " + str(moe_ffn_hidden(model)) +
                           " and of the GPUs per server " + str(gpus_per_server) + " (expert TP inside a server)");
   }
-  const std::int64_t stage_ranks = out.tp * out.dp;
+  const std::int64_t stage_ranks = out.tp * out.replicas();
   if (stage_ranks % (out.ep * out.etp) != 0) {
     throw ConfigError(ep_key, str(out.ep),
                       "a size whose product with expert_tensor_parallel_size " + str(out.etp) +
-                          " divides tensor x data parallel = " + str(stage_ranks) + " (the ranks of a stage)");
+                          " divides tensor x context x data parallel = " + str(stage_ranks) +
+                          " (the ranks of a stage)");
   }
   out.edp = stage_ranks / (out.ep * out.etp);
   if (model.moe_shared_expert_intermediate_size % out.tp != 0) {
@@ -269,10 +299,18 @@ ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std:
   out.tp = plan.tensor_model_parallel_size;
   out.pp = plan.pipeline_model_parallel_size;
   check_tensor(model, out.tp, gpus_per_server);
-  out.dp = make_layout(world_size, out.tp, out.pp).data;
+  require_at_least_one(plan.context_parallel_size, "plan.context_parallel_size");
+  out.cp = plan.context_parallel_size;
+  if (out.cp > 1 && world_size % (out.tp * out.cp * out.pp) != 0) {
+    throw ConfigError("plan.context_parallel_size", str(out.cp),
+                      "a size such that tensor x context x pipeline (" + str(out.tp * out.cp * out.pp) +
+                          ") divides the GPU count " + str(world_size));
+  }
+  out.dp = make_layout(world_size, out.tp * out.cp, out.pp).data;
   check_pipeline(model, plan, out);
   check_batch(model, plan, out);
   resolve_switches(model, out);
+  check_context(model, out);
   check_experts(model, gpus_per_server, out);
   out.padded_vocab_size = padded_vocab_size(model, out.tp);
   return out;
@@ -346,6 +384,25 @@ MoeTokenDispatcher parse_moe_token_dispatcher(std::string_view text, std::string
 
 std::string_view to_string(MoeTokenDispatcher dispatcher) {
   return dispatcher == MoeTokenDispatcher::kAlltoall ? "alltoall" : "allgather";
+}
+
+CpCommType parse_cp_comm_type(std::string_view text, std::string_view key) {
+  if (text == "p2p") return CpCommType::kP2p;
+  if (text == "all_gather") return CpCommType::kAllGather;
+  if (text == "a2a") return CpCommType::kA2a;
+  throw ConfigError(std::string(key), std::string(text), "p2p, all_gather or a2a");
+}
+
+std::string_view to_string(CpCommType type) {
+  switch (type) {
+    case CpCommType::kAllGather:
+      return "all_gather";
+    case CpCommType::kA2a:
+      return "a2a";
+    case CpCommType::kP2p:
+      break;
+  }
+  return "p2p";
 }
 
 }  // namespace megasim::models

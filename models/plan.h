@@ -36,8 +36,20 @@ enum class DataParallelSharding : std::uint8_t { kNoShard, kOptim, kOptimGrads, 
 // outputs (Megatron's default, meant for small EP or many experts per token).
 enum class MoeTokenDispatcher : std::uint8_t { kAllgather, kAlltoall };
 
+// Megatron's --cp-comm-type: how the context-parallel ranks of an attention layer exchange keys
+// and values. kP2p passes K/V blocks around the CP ring, overlapped with each step's attention
+// (ring attention); kAllGather all-gathers K and V, then attends its local queries (Llama 3);
+// kA2a trades the sequence split for a head split with an all-to-all before and after attention
+// (DeepSpeed-Ulysses).
+enum class CpCommType : std::uint8_t { kP2p, kAllGather, kA2a };
+
 struct ParallelPlan {
   std::int64_t tensor_model_parallel_size = 1;
+  // Context parallelism: the sequence of every micro-batch split over context_parallel_size ranks,
+  // load-balanced for causal attention (2 x cp chunks, rank i holds chunks i and 2 cp - 1 - i).
+  // Rank order tp-cp-dp-pp (Megatron's); gradients are reduced over the DP x CP ranks.
+  std::int64_t context_parallel_size = 1;
+  CpCommType cp_comm_type = CpCommType::kP2p;
   std::int64_t pipeline_model_parallel_size = 1;
   std::int64_t num_layers_per_virtual_pipeline_stage = 0;  // 0: no interleaving
   // Layers of the first and the last pipeline stage when they differ from the others (Megatron-LM's
@@ -134,6 +146,7 @@ struct ResolvedPlan {
   ParallelPlan plan;                      // the effective plan (switches Megatron would disable are off here)
   std::int64_t tp = 1, pp = 1, dp = 1;    // tensor, pipeline, data parallel sizes
   std::int64_t ep = 1, etp = 1, edp = 1;  // expert parallel, expert tensor and expert data parallel sizes
+  std::int64_t cp = 1;                    // context parallel size
   std::int64_t virtual_stages = 1;        // model chunks per pipeline rank (v); 1 = plain 1F1B
   std::int64_t layers_per_stage = 0;      // layers of a stage other than an uneven first or last (pp 2
                                           // with both set apart: the first's)
@@ -168,7 +181,15 @@ struct ResolvedPlan {
     for (std::int64_t vs = 0; vs < chunk * pp + stage; ++vs) first += chunk_layers(vs % pp, vs / pp);
     return first;
   }
-  [[nodiscard]] ParallelLayout layout() const { return ParallelLayout{tp, pp, dp}; }
+  // Ranks of one stage and TP rank: the DP x CP ranks (Megatron's data-parallel group with context
+  // parallelism), over which gradients are reduced and the optimizer state sharded; the layout's
+  // data dimension (rank order tp-cp-dp-pp: its index is cp_rank + cp x dp_rank).
+  [[nodiscard]] std::int64_t replicas() const { return dp * cp; }
+  // Tokens of a micro-batch on one rank's sequence shard (before sequence parallelism).
+  [[nodiscard]] std::int64_t local_tokens(std::int64_t seq_length) const {
+    return seq_length / cp * plan.micro_batch_size;
+  }
+  [[nodiscard]] ParallelLayout layout() const { return ParallelLayout{tp, pp, replicas()}; }
   [[nodiscard]] ExpertLayout expert_layout() const { return ExpertLayout{layout(), etp, ep}; }
   [[nodiscard]] std::int64_t tokens_per_iteration(std::int64_t seq_length) const {
     return plan.global_batch_size * seq_length;
@@ -225,6 +246,9 @@ std::string_view to_string(AttentionKernel kernel);
 DataParallelSharding parse_data_parallel_sharding(std::string_view text,
                                                   std::string_view key = "plan.data_parallel_sharding_strategy");
 std::string_view to_string(DataParallelSharding strategy);
+// "p2p", "all_gather", "a2a"; anything else throws sim::ConfigError(key).
+CpCommType parse_cp_comm_type(std::string_view text, std::string_view key = "plan.cp_comm_type");
+std::string_view to_string(CpCommType type);
 // "allgather", "alltoall"; anything else throws sim::ConfigError(key).
 MoeTokenDispatcher parse_moe_token_dispatcher(std::string_view text,
                                               std::string_view key = "plan.moe_token_dispatcher_type");

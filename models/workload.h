@@ -55,7 +55,8 @@ std::string_view to_string(TaskCategory category);
 // tensor-parallel group, or in an MoE layer the expert-parallel group (the alltoall dispatcher's
 // dispatch and combine), the expert tensor-parallel group, or both together (the allgather
 // dispatcher's gather and reduce-scatter).
-enum class ComputeGroup : std::uint8_t { kTensor, kExpert, kExpertTensor, kExpertTensorAndExpert };
+// kContext is the context-parallel group (the attention's K/V exchange).
+enum class ComputeGroup : std::uint8_t { kTensor, kExpert, kExpertTensor, kExpertTensorAndExpert, kContext };
 // The group a kDpCollective runs over: the data-parallel group, or for the MoE layers' experts the
 // expert-data-parallel group.
 enum class DpGroup : std::uint8_t { kData, kExpertData };

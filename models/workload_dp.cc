@@ -78,7 +78,7 @@ std::vector<std::int64_t> gradient_bucket_params(const ModelSpec& model, const R
   const std::int64_t params = experts ? count.expert : count.dense;
   if (experts && params == 0) return {};
   const bool bucketed = plan.plan.overlap_grad_reduce && stage == 0 && chunk == 0;
-  const std::int64_t size = std::max(kMinBucketParams, kBucketParamsPerDpRank * (experts ? plan.edp : plan.dp));
+  const std::int64_t size = std::max(kMinBucketParams, kBucketParamsPerDpRank * (experts ? plan.edp : plan.replicas()));
   if (!bucketed || params <= size) return {params};
   std::vector<std::int64_t> buckets(static_cast<std::size_t>(params / size), size);
   if (params % size > 0) buckets.push_back(params % size);

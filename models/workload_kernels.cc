@@ -40,7 +40,7 @@ struct Sizes {
 
 Sizes sizes_of(const ModelSpec& model, const ResolvedPlan& plan) {
   Sizes x;
-  x.tokens = static_cast<double>(model.seq_length * plan.plan.micro_batch_size);
+  x.tokens = static_cast<double>(plan.local_tokens(model.seq_length));
   x.hidden_bytes = kBf16Bytes * x.tokens * static_cast<double>(model.hidden_size);
   x.tp = plan.tp;
   x.sp = plan.plan.sequence_parallel;
@@ -81,8 +81,51 @@ std::vector<TpCollective> layer_backward_collectives(const Sizes& x) {
           call(CollectiveOp::kReduceScatter, x.hidden_bytes, n, true)};
 }
 
+// Context parallelism's exchanges in one layer's attention (Transformer Engine's context-parallel
+// attention, over the CP group), with K and V the rank's local keys and values (2 x s/cp x b x
+// groups x head dim / tp, bf16):
+//  - p2p (ring attention): K and V go around the CP ring, cp - 1 blocks, each step's transfer
+//    overlapped with the attention of the block before: an all-gather of them in volume and steps;
+//    backward passes K and V again and returns dK and dV (an all-gather and a reduce-scatter);
+//  - all_gather (Llama 3): the same all-gather before the attention and reduce-scatter of the key
+//    and value gradients after its backward (which re-gathers K and V), not overlapped;
+//  - a2a (Ulysses): an all-to-all of Q, K and V (sequence split to head split) before the
+//    attention and of its output after; backward the two transposes.
+std::vector<TpCollective> context_collectives(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x,
+                                              bool backward) {
+  if (plan.cp == 1) return {};
+  const double tp = static_cast<double>(x.tp);
+  const double head = static_cast<double>(kv_channels(model));
+  const double kv = kBf16Bytes * x.tokens * 2 * static_cast<double>(query_groups(model)) * head / tp;
+  const double gathered = kv * static_cast<double>(plan.cp);
+  const auto cp_call = [](CollectiveOp op, double bytes, bool overlappable) {
+    return call(op, bytes, 1, overlappable, ComputeGroup::kContext);
+  };
+  switch (plan.plan.cp_comm_type) {
+    case CpCommType::kP2p:
+    case CpCommType::kAllGather: {
+      const bool ring = plan.plan.cp_comm_type == CpCommType::kP2p;
+      std::vector<TpCollective> out{cp_call(CollectiveOp::kAllGather, gathered, ring)};
+      if (backward) out.push_back(cp_call(CollectiveOp::kReduceScatter, gathered, ring));
+      return out;
+    }
+    case CpCommType::kA2a: {
+      const double q = kBf16Bytes * x.tokens * static_cast<double>(model.hidden_size) / tp;
+      return {cp_call(CollectiveOp::kAllToAll, q + kv, false), cp_call(CollectiveOp::kAllToAll, q, false)};
+    }
+  }
+  return {};
+}
+
+std::vector<TpCollective> with_context(std::vector<TpCollective> list, const ModelSpec& model, const ResolvedPlan& plan,
+                                       const Sizes& x, bool backward) {
+  for (const TpCollective& c : context_collectives(model, plan, x, backward)) list.push_back(c);
+  return list;
+}
+
 KernelList chunk_forward(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x) {
-  return KernelList{"chunk forward", layer_ops(model, plan, Pass::kForward), layer_forward_collectives(x), 0};
+  return KernelList{"chunk forward", layer_ops(model, plan, Pass::kForward),
+                    with_context(layer_forward_collectives(x), model, plan, x, false), 0};
 }
 
 // Recompute runs inside backward (Megatron's CheckpointFunction reruns a layer's forward before its
@@ -93,8 +136,10 @@ KernelList chunk_backward(const ModelSpec& model, const ResolvedPlan& plan, cons
   list.recompute_ops = static_cast<std::int32_t>(list.ops.size());
   for (LayerOp& op : layer_ops(model, plan, Pass::kBackward)) list.ops.push_back(std::move(op));
   if (plan.plan.recompute_granularity == RecomputeGranularity::kFull)
-    list.tp_collectives = layer_forward_collectives(x);
-  for (const TpCollective& c : layer_backward_collectives(x)) list.tp_collectives.push_back(c);
+    list.tp_collectives = with_context(layer_forward_collectives(x), model, plan, x, false);
+  for (const TpCollective& c : with_context(layer_backward_collectives(x), model, plan, x, true)) {
+    list.tp_collectives.push_back(c);
+  }
   return list;
 }
 
@@ -149,7 +194,7 @@ std::vector<TpCollective> moe_collectives(const ModelSpec& model, const Resolved
 // them; backward reuses them. Full recompute runs the forward, and its synchronisation, again.
 KernelList moe_forward(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x) {
   KernelList list{"moe layer forward", moe_layer_ops(model, plan, Pass::kForward),
-                  moe_collectives(model, plan, x, false), 0};
+                  with_context(moe_collectives(model, plan, x, false), model, plan, x, false), 0};
   list.host_syncs = 1;
   return list;
 }
@@ -159,10 +204,12 @@ KernelList moe_backward(const ModelSpec& model, const ResolvedPlan& plan, const 
   list.recompute_ops = static_cast<std::int32_t>(list.ops.size());
   for (LayerOp& op : moe_layer_ops(model, plan, Pass::kBackward)) list.ops.push_back(std::move(op));
   if (plan.plan.recompute_granularity == RecomputeGranularity::kFull) {
-    list.tp_collectives = moe_collectives(model, plan, x, false);
+    list.tp_collectives = with_context(moe_collectives(model, plan, x, false), model, plan, x, false);
     list.host_syncs = 1;
   }
-  for (const TpCollective& c : moe_collectives(model, plan, x, true)) list.tp_collectives.push_back(c);
+  for (const TpCollective& c : with_context(moe_collectives(model, plan, x, true), model, plan, x, true)) {
+    list.tp_collectives.push_back(c);
+  }
   return list;
 }
 
@@ -247,9 +294,10 @@ KernelList optimizer_step(const ModelSpec& model, const ResolvedPlan& plan, std:
   const ParameterCount count = stage_parameters(model, plan, stage);
   const std::int64_t params = count.total();
   // The distributed optimizer shards the dense parameters over DP, the experts over expert DP.
-  const std::int64_t shard = plan.plan.use_distributed_optimizer
-                                 ? (count.dense + plan.dp - 1) / plan.dp + (count.expert + plan.edp - 1) / plan.edp
-                                 : params;
+  const std::int64_t shard =
+      plan.plan.use_distributed_optimizer
+          ? (count.dense + plan.replicas() - 1) / plan.replicas() + (count.expert + plan.edp - 1) / plan.edp
+          : params;
   const double n = static_cast<double>(shard);
   KernelList list{"optimizer step", {}, {}, 0};
   if (plan.pp > 1) {
@@ -313,7 +361,7 @@ KernelIds add_kernel_lists(const ModelSpec& model, const ResolvedPlan& plan, std
 }
 
 double pp_transfer_bytes(const ModelSpec& model, const ResolvedPlan& plan) {
-  const double elements = static_cast<double>(model.seq_length * plan.plan.micro_batch_size * model.hidden_size);
+  const double elements = static_cast<double>(plan.local_tokens(model.seq_length) * model.hidden_size);
   return kBf16Bytes * (plan.plan.sequence_parallel ? elements / static_cast<double>(plan.tp) : elements);
 }
 

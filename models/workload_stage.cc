@@ -310,7 +310,7 @@ class StageBuilder {
 
   // pretrain_gpt.py's loss_func runs at the end of the last chunk's forward on the last stage.
   void add_loss_reduce(std::int32_t i) {
-    if (!plan_.plan.average_loss_per_micro_batch || plan_.dp <= 1) return;
+    if (!plan_.plan.average_loss_per_micro_batch || plan_.replicas() <= 1) return;
     if (step(i).pass != PassKind::kForward || stage_ != plan_.pp - 1 || step(i).chunk != plan_.virtual_stages - 1)
       return;
     Task t;

@@ -111,7 +111,7 @@ struct CpuRankExecutor::Impl {
 CpuRankExecutor::Impl::Impl(const models::Workload& w, int world_rank, std::chrono::milliseconds stall_timeout)
     : workload(w),
       timeout(stall_timeout),
-      layout{w.plan.tp, w.plan.pp, w.plan.dp},
+      layout{w.plan.layout()},
       rank(world_rank),
       stage(layout.pp_rank(world_rank)),
       program(w.stages.at(static_cast<std::size_t>(stage))),

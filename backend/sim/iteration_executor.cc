@@ -28,8 +28,8 @@ FabricParams fabric_params(const IterationInputs& in) {
 void check_structure(const IterationInputs& in) {
   MEGASIM_ASSERT(in.workload != nullptr && in.topology != nullptr, "iteration inputs need a workload and a topology");
   const models::ResolvedPlan& plan = in.workload->plan;
-  MEGASIM_ASSERT(plan.tp >= 1 && plan.pp >= 1 && plan.dp >= 1, "the workload's plan is not resolved");
-  MEGASIM_ASSERT(static_cast<std::int64_t>(in.placement.size()) == plan.tp * plan.pp * plan.dp,
+  MEGASIM_ASSERT(plan.tp >= 1 && plan.pp >= 1 && plan.dp >= 1 && plan.cp >= 1, "the workload's plan is not resolved");
+  MEGASIM_ASSERT(static_cast<std::int64_t>(in.placement.size()) == plan.tp * plan.pp * plan.replicas(),
                  "the placement needs one GPU per rank");
   MEGASIM_ASSERT(static_cast<std::int64_t>(in.workload->stages.size()) == plan.pp,
                  "the workload needs one stage program per pipeline stage");
@@ -119,7 +119,7 @@ Executor::Executor(const IterationInputs& in)
       topo_(*in.topology),
       tp_(in.workload->plan.tp),
       pp_(in.workload->plan.pp),
-      dp_(in.workload->plan.dp),
+      dp_(in.workload->plan.replicas()),
       replicas_(in.one_replica ? 1 : dp_),
       fabric_(sim_, *in.topology, fabric_params(in)),
       runner_(sim_, fabric_, in.collective) {
@@ -190,7 +190,6 @@ ComputeGroupGpus compute_groups(const models::Workload& workload, const std::vec
                                 const std::vector<topo::GpuId>& tensor, std::int64_t stage, std::int64_t replica) {
   ComputeGroupGpus out;
   out.tensor = tensor;
-  if (workload.plan.ep * workload.plan.etp == 1) return out;
   const models::ExpertLayout layout = workload.plan.expert_layout();
   const std::int64_t rank = layout.dense.rank_of(0, replica, stage);
   const auto gpus_of = [&](const std::vector<std::int64_t>& ranks) {
@@ -198,6 +197,12 @@ ComputeGroupGpus compute_groups(const models::Workload& workload, const std::vec
     for (const std::int64_t r : ranks) gpus.push_back(placement[static_cast<std::size_t>(r)]);
     return gpus;
   };
+  // The CP group: the cp consecutive replicas (layout data indices) holding this one.
+  const std::int64_t cp = workload.plan.cp;
+  for (std::int64_t c = replica / cp * cp; c < replica / cp * cp + cp && cp > 1; ++c) {
+    out.context.push_back(placement[static_cast<std::size_t>(layout.dense.rank_of(0, c, stage))]);
+  }
+  if (workload.plan.ep * workload.plan.etp == 1) return out;
   out.expert = gpus_of(layout.expert_group(rank));
   out.expert_tensor = gpus_of(layout.expert_tensor_group(rank));
   out.expert_tensor_and_expert = gpus_of(layout.expert_tensor_and_expert_group(rank));
@@ -210,7 +215,7 @@ ComputeGroupGpus compute_groups(const models::Workload& workload, const std::vec
 std::vector<std::int64_t> tp_time_key(const topo::Topology& topo, const ComputeGroupGpus& groups) {
   std::vector<std::int64_t> key;
   for (const std::vector<topo::GpuId>* group :
-       {&groups.tensor, &groups.expert, &groups.expert_tensor, &groups.expert_tensor_and_expert}) {
+       {&groups.tensor, &groups.expert, &groups.expert_tensor, &groups.expert_tensor_and_expert, &groups.context}) {
     if (in_one_server(topo, *group)) {
       key.push_back(-1);
       continue;

@@ -79,6 +79,8 @@ const std::vector<topo::GpuId>& ComputeGroupGpus::of(models::ComputeGroup group)
       return expert_tensor;
     case models::ComputeGroup::kExpertTensorAndExpert:
       return expert_tensor_and_expert;
+    case models::ComputeGroup::kContext:
+      return context;
     case models::ComputeGroup::kTensor:
       break;
   }

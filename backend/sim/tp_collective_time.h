@@ -40,9 +40,10 @@ sim::SimTime tp_collective_time_ns(const topo::Topology& topo, const FabricParam
 
 // The GPUs of the groups one unit's compute tasks communicate over (workload.h's ComputeGroup), in
 // their rank order: its TP group and, for an MoE plan, the expert-parallel, expert-tensor and
-// expert-tensor-and-expert groups of its TP rank 0 (the other TP ranks' groups mirror them).
+// expert-tensor-and-expert groups of its TP rank 0 (the other TP ranks' groups mirror them), and
+// with context parallelism that rank's CP group.
 struct ComputeGroupGpus {
-  std::vector<topo::GpuId> tensor, expert, expert_tensor, expert_tensor_and_expert;
+  std::vector<topo::GpuId> tensor, expert, expert_tensor, expert_tensor_and_expert, context;
   [[nodiscard]] const std::vector<topo::GpuId>& of(models::ComputeGroup group) const;
 };
 

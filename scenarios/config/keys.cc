@@ -255,6 +255,12 @@ void add_plan_keys(std::vector<KeySpec>& t) {
                     "every micro-batch's loss all-reduced over the DP group, the compute stream waiting for it "
                     "(Megatron-LM pretrain_gpt.py loss_func)",
                     p, &ParallelPlan::average_loss_per_micro_batch));
+  t.push_back(field("plan", "context_parallel_size", "",
+                    "ranks each sequence is split over (CP, load-balanced for causal attention)", p,
+                    &ParallelPlan::context_parallel_size, between(1, 4096)));
+  t.push_back(enum_field("plan", "cp_comm_type", "p2p|all_gather|a2a",
+                         "context parallelism's K/V exchange: ring (overlapped), all-gather, or all-to-all over heads",
+                         p, &ParallelPlan::cp_comm_type, models::parse_cp_comm_type));
   t.push_back(field("plan", "expert_model_parallel_size", "", "ranks an MoE layer's experts are split over (EP)", p,
                     &ParallelPlan::expert_model_parallel_size, between(1, models::kMaxExperts)));
   t.push_back(field("plan", "expert_tensor_parallel_size", "",

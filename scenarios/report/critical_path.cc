@@ -50,12 +50,12 @@ class ChainWalker {
   ChainWalker(const models::Workload& workload, const backend::Trace& trace) : workload_(workload), trace_(trace) {
     for (const models::StageProgram& program : workload.stages) stages_.push_back(index_stage(program));
     const auto pp = static_cast<std::size_t>(workload.plan.pp);
-    cell_units_.resize(static_cast<std::size_t>(workload.plan.dp) * pp);
+    cell_units_.resize(static_cast<std::size_t>(workload.plan.replicas()) * pp);
     std::size_t offset = 0;
     for (std::size_t u = 0; u < trace.units.size(); ++u) {
       const backend::TraceUnit& unit = trace.units[u];
       MEGASIM_ASSERT(unit.stage >= 0 && static_cast<std::size_t>(unit.stage) < workload.stages.size() &&
-                         unit.replica >= 0 && unit.replica < workload.plan.dp,
+                         unit.replica >= 0 && unit.replica < workload.plan.replicas(),
                      "trace unit outside the plan");
       MEGASIM_ASSERT(unit.records.size() == workload.stages[static_cast<std::size_t>(unit.stage)].tasks.size(),
                      "trace unit records do not match its stage program");
@@ -139,7 +139,7 @@ class ChainWalker {
     const backend::TraceUnit& unit = trace_.units[at.unit];
     std::vector<TaskRef> out;
     if (t.kind == models::TaskKind::kDpCollective) {
-      for (std::int64_t replica = 0; replica < workload_.plan.dp; ++replica) {
+      for (std::int64_t replica = 0; replica < workload_.plan.replicas(); ++replica) {
         if (replica == unit.replica) continue;
         for (const std::size_t u : cell_units_[cell(replica, unit.stage)]) out.push_back({u, at.task});
       }

@@ -243,7 +243,7 @@ class UnitWalk {
 void check_unit(const models::Workload& workload, const backend::TraceUnit& unit) {
   MEGASIM_ASSERT(unit.stage >= 0 && static_cast<std::size_t>(unit.stage) < workload.stages.size(),
                  "trace unit of a stage the workload does not have");
-  MEGASIM_ASSERT(unit.replica >= 0 && unit.replica < workload.plan.dp, "trace unit of an unknown replica");
+  MEGASIM_ASSERT(unit.replica >= 0 && unit.replica < workload.plan.replicas(), "trace unit of an unknown replica");
   MEGASIM_ASSERT(unit.records.size() == workload.stages[static_cast<std::size_t>(unit.stage)].tasks.size(),
                  "trace unit records do not match its stage program");
 }
@@ -272,7 +272,7 @@ std::vector<RankBreakdown> breakdown_by_unit(const models::Workload& workload, c
   const std::vector<StageTasks> stage_tables = all_stage_tasks(workload);
   // Last compute end per (replica, stage), for the pipeline drain of the tail.
   const std::vector<SimTime> unit_end = compute_stream_ends(workload, trace);
-  std::vector<SimTime> cell_end(static_cast<std::size_t>(workload.plan.dp) * pp, 0);
+  std::vector<SimTime> cell_end(static_cast<std::size_t>(workload.plan.replicas()) * pp, 0);
   for (std::size_t u = 0; u < trace.units.size(); ++u) {
     const backend::TraceUnit& unit = trace.units[u];
     SimTime& cell = cell_end[static_cast<std::size_t>(unit.replica) * pp + static_cast<std::size_t>(unit.stage)];
@@ -298,7 +298,7 @@ std::vector<RankBreakdown> breakdown_by_unit(const models::Workload& workload, c
 HeatMap heat_map(const models::Workload& workload, const backend::Trace& trace,
                  const std::vector<RankBreakdown>& by_unit) {
   MEGASIM_ASSERT(by_unit.size() == trace.units.size(), "one breakdown per trace unit");
-  HeatMap map{workload.plan.dp, workload.plan.pp, {}, {}};
+  HeatMap map{workload.plan.replicas(), workload.plan.pp, {}, {}};
   const std::size_t pp = static_cast<std::size_t>(map.pp);
   const std::size_t cells = static_cast<std::size_t>(map.dp) * pp;
   map.compute_s.assign(cells, 0.0);

@@ -127,7 +127,7 @@ std::string to_text(const IterationReport& r) {
     out += fmt::format("MFU {:.1f}% counting full s x s attention, as MegaScale reports it (megascale2024)\n",
                        100 * r.mfu_full_attention);
   }
-  out += fmt::format("plan: {} = TP {} x PP {} x DP {}, {}; {} of {}\n", counted(p.world_size, "GPU"), p.tp, p.pp, p.dp,
+  out += fmt::format("plan: {} = {}, {}; {} of {}\n", counted(p.world_size, "GPU"), plan_split(p),
                      counted(p.virtual_stages, "virtual stage"),
                      counted(p.num_microbatches, "micro-batch", "micro-batches"), p.plan.micro_batch_size);
   out += fmt::format("  {:<12} {:>10} {:>10}   (critical: stage {}, replica {})\n", "seconds", "mean", "critical",

@@ -1,8 +1,18 @@
 #include "scenarios/report/report_json.h"
 
+#include <fmt/format.h>
+
 #include "scenarios/report/iteration_report.h"
 
 namespace megasim::scenarios {
+
+std::string plan_split(const models::ResolvedPlan& p) {
+  std::string out = fmt::format("TP {}", p.tp);
+  if (p.cp > 1) out += fmt::format(" x CP {} ({})", p.cp, models::to_string(p.plan.cp_comm_type));
+  out += fmt::format(" x PP {} x DP {}", p.pp, p.dp);
+  if (p.ep > 1 || p.etp != p.tp) out += fmt::format(", EP {} x expert TP {} (expert DP {})", p.ep, p.etp, p.edp);
+  return out;
+}
 
 void write_plan_json(JsonWriter& w, const models::ResolvedPlan& p) {
   w.begin_object();
@@ -12,6 +22,8 @@ void write_plan_json(JsonWriter& w, const models::ResolvedPlan& p) {
   if (p.uneven_stages()) {
     w.field("first_stage_layers", p.first_stage_layers).field("last_stage_layers", p.last_stage_layers);
   }
+  if (p.cp > 1) w.field("cp", p.cp).field("cp_comm_type", std::string(models::to_string(p.plan.cp_comm_type)));
+  if (p.ep > 1 || p.etp != p.tp) w.field("ep", p.ep).field("etp", p.etp).field("edp", p.edp);
   w.field("world_size", p.world_size);
   w.end_object();
 }

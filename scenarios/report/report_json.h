@@ -2,6 +2,8 @@
 // has the same keys wherever it appears.
 #pragma once
 
+#include <string>
+
 #include "models/memory.h"
 #include "models/plan.h"
 #include "scenarios/config/json_writer.h"
@@ -13,6 +15,9 @@ struct RankBreakdown;  // iteration_report.h
 // {"tp","pp","dp","vpp","micro_batch_size","num_microbatches","global_batch_size","layers_per_stage",
 //  "world_size"}, and "first_stage_layers","last_stage_layers" after layers_per_stage when a plan's
 // first or last stage holds another number of layers (ResolvedPlan::uneven_stages).
+// The plan's split as the text reports print it: "TP 8 x PP 16 x DP 64", with "CP n" after TP when
+// context-parallel and ", EP n" (and its expert TP) for expert parallelism.
+std::string plan_split(const models::ResolvedPlan& p);
 void write_plan_json(JsonWriter& w, const models::ResolvedPlan& plan);
 // {"parameters_bytes","gradients_bytes","optimizer_bytes","activations_bytes","total_bytes"}. Memory
 // is in bytes in JSON and CSV, in decimal GB (1e9 bytes, as HBM capacities: gpus.csv) in text.

@@ -61,7 +61,7 @@ SimulationFootprint iteration_footprint(const models::Workload& workload, std::i
   SimulationFootprint f;
   f.gpus = gpus;
   f.global_batch = workload.plan.plan.global_batch_size;
-  const std::int64_t replicas = workload.plan.dp;
+  const std::int64_t replicas = workload.plan.replicas();
   for (const models::StageProgram& stage : workload.stages) {
     f.program_tasks += static_cast<std::int64_t>(stage.tasks.size());
     f.task_records += replicas * static_cast<std::int64_t>(stage.tasks.size());
@@ -78,8 +78,8 @@ SimulationFootprint planned_footprint(const models::ModelSpec& model, const mode
   // In doubles: the counts of a hostile plan pass 2^63 before they are refused.
   double program_tasks = 0;
   const bool syncs = plan.plan.batch_p2p_sync && !plan.plan.overlap_p2p_comm;
-  const double forward_extras =
-      (plan.plan.async_data_loading ? 0.0 : 1.0) + (plan.plan.average_loss_per_micro_batch && plan.dp > 1 ? 1.0 : 0.0);
+  const double forward_extras = (plan.plan.async_data_loading ? 0.0 : 1.0) +
+                                (plan.plan.average_loss_per_micro_batch && plan.replicas() > 1 ? 1.0 : 0.0);
   for (std::int64_t stage = 0; stage < plan.pp; ++stage) {
     double buckets = 0;
     for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
@@ -92,7 +92,7 @@ SimulationFootprint planned_footprint(const models::ModelSpec& model, const mode
     // a synchronous data loading and the loss all-reduce come with forwards only (half the steps).
     program_tasks += (3 + (syncs ? 1 : 0)) * steps + forward_extras * steps / 2 + 2 * buckets + 3;
   }
-  const double records = program_tasks * static_cast<double>(plan.dp);
+  const double records = program_tasks * static_cast<double>(plan.replicas());
   constexpr double kMost = 1e18;  // past any memory; keeps the counts in int64
   f.program_tasks = static_cast<std::int64_t>(std::min(program_tasks, kMost));
   f.task_records = static_cast<std::int64_t>(std::min(records, kMost));

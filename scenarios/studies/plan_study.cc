@@ -40,7 +40,7 @@ PlanReport run_plan_study(const ResolvedScenario& resolved) {
 
 std::string to_text(const PlanReport& r) {
   const models::ResolvedPlan& p = r.plan;
-  std::string out = fmt::format("plan: {} = TP {} x PP {} x DP {}", counted(p.world_size, "GPU"), p.tp, p.pp, p.dp);
+  std::string out = fmt::format("plan: {} = {}", counted(p.world_size, "GPU"), plan_split(p));
   if (p.interleaved()) out += fmt::format(", {} per rank", counted(p.virtual_stages, "virtual stage"));
   out +=
       fmt::format("; {} of {} per iteration, {} per stage", counted(p.num_microbatches, "micro-batch", "micro-batches"),

@@ -59,7 +59,7 @@ std::unique_ptr<IterationSetup> prepare(const ResolvedScenario& resolved, const 
   backend::IterationInputs& inputs = setup->inputs;
   inputs.workload = &setup->workload;
   inputs.topology = setup->topology.get();
-  inputs.placement = plan_placement(s, *setup->topology, plan.tp, plan.dp, plan.pp);
+  inputs.placement = plan_placement(s, *setup->topology, plan.tp, plan.replicas(), plan.pp);
   inputs.fabric = setup->device.fabric;
   inputs.fabric.ecmp.seed = sim::RngStreams(s.seed).stream_seed("fabric.ecmp");
   inputs.collective = setup->device.collective;

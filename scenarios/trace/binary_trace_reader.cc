@@ -163,7 +163,7 @@ backend::TraceUnit unit(BinaryIn& in, const TraceFile& f) {
       in.i32("a unit's stage"), at, 0, static_cast<std::int64_t>(w.stages.size()) - 1, "a stage of the plan"));
   at = in.offset();
   u.replica = static_cast<std::int32_t>(
-      in.checked(in.i32("a unit's replica"), at, 0, w.plan.dp - 1, "a data-parallel replica of the plan"));
+      in.checked(in.i32("a unit's replica"), at, 0, w.plan.replicas() - 1, "a data-parallel replica of the plan"));
   const std::uint64_t ranks = in.count("ranks in a unit", 1, static_cast<std::uint64_t>(gpus),
                                        fmt::format("ranks of the scenario's {} GPUs", gpus), 8);
   u.ranks.reserve(static_cast<std::size_t>(ranks));

@@ -115,7 +115,7 @@ TraceFile assemble(const TraceEvents& doc, std::string_view source) {
     if (unit.ranks.empty()) in.fail("a unit has no ranks");
     unit.stage =
         in.index(u, "stage", "a unit", static_cast<std::int64_t>(f.workload.stages.size()), "a stage of the plan");
-    unit.replica = in.index(u, "replica", "a unit", f.workload.plan.dp, "a data-parallel replica of the plan");
+    unit.replica = in.index(u, "replica", "a unit", f.workload.plan.replicas(), "a data-parallel replica of the plan");
     in.fill(unit, doc.events, f.workload);
     f.trace.units.push_back(std::move(unit));
   }

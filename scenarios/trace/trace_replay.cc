@@ -235,9 +235,9 @@ TraceReplay::TraceReplay(const models::Workload& w, const backend::Trace& trace)
 
   for (const auto& [key, members] : dp_groups) {
     const auto& tasks = w.stages[static_cast<std::size_t>(key.first)].tasks;
-    if (std::cmp_not_equal(members.size(), w.plan.dp)) {
+    if (std::cmp_not_equal(members.size(), w.plan.replicas())) {
       throw sim::ConfigError("trace", fmt::format("{} of stage {}", counted(members.size(), "unit"), key.first),
-                             fmt::format("the {} data-parallel replicas of every stage", w.plan.dp));
+                             fmt::format("the {} data-parallel replicas of every stage", w.plan.replicas()));
     }
     for (std::size_t i = 0; i < tasks.size(); ++i) {
       if (tasks[i].kind != models::TaskKind::kDpCollective) continue;

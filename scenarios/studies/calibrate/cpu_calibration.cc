@@ -147,8 +147,8 @@ std::vector<CpuCollectiveMeasurement> plan_collectives(const models::Workload& w
   };
   for (const models::StageProgram& stage : workload.stages) {
     for (const models::Task& task : stage.tasks) {
-      if (task.kind == models::TaskKind::kDpCollective && workload.plan.dp > 1) {
-        add(models::GroupKind::kData, workload.plan.dp, task.op, task.bytes, 1);
+      if (task.kind == models::TaskKind::kDpCollective && workload.plan.replicas() > 1) {
+        add(models::GroupKind::kData, workload.plan.replicas(), task.op, task.bytes, 1);
       }
       if (task.kind != models::TaskKind::kCompute || workload.plan.tp <= 1) continue;
       for (const models::Task::KernelRun& run : task.runs) {

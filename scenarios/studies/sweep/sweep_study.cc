@@ -212,23 +212,33 @@ SweepReport make_sweep_report(const SweepOptions& options, std::vector<SweepRow>
   return report;
 }
 
-SweepOptions with_expert_parallelism(const Scenario& base, SweepOptions options) {
-  constexpr const char* kEpKey = "plan.expert_model_parallel_size";
-  const bool varied =
-      std::any_of(options.vary.begin(), options.vary.end(), [](const SweepAxis& a) { return a.key == kEpKey; });
-  if (base.model.num_experts == 0 || varied) return options;
-  SweepAxis axis{kEpKey, {}};
-  for (std::int64_t ep = 1; ep <= base.model.num_experts && ep <= base.cluster.gpus; ++ep) {
-    if (base.model.num_experts % ep == 0) axis.values.push_back(std::to_string(ep));
+SweepOptions with_searched_parallelism(const Scenario& base, SweepOptions options) {
+  const auto varied = [&](const char* key) {
+    return std::any_of(options.vary.begin(), options.vary.end(), [key](const SweepAxis& a) { return a.key == key; });
+  };
+  constexpr const char* kCpKey = "plan.context_parallel_size";
+  if (base.plan.context_parallel_size > 1 && !varied(kCpKey)) {
+    SweepAxis axis{kCpKey, {}};
+    for (std::int64_t cp = 1; cp <= base.cluster.gpus && cp <= kMaxSearchedContextParallel; cp *= 2) {
+      if (base.model.seq_length % (2 * cp) == 0) axis.values.push_back(std::to_string(cp));
+    }
+    options.vary.push_back(std::move(axis));
   }
-  options.vary.push_back(std::move(axis));
+  constexpr const char* kEpKey = "plan.expert_model_parallel_size";
+  if (base.model.num_experts > 0 && !varied(kEpKey)) {
+    SweepAxis axis{kEpKey, {}};
+    for (std::int64_t ep = 1; ep <= base.model.num_experts && ep <= base.cluster.gpus; ++ep) {
+      if (base.model.num_experts % ep == 0) axis.values.push_back(std::to_string(ep));
+    }
+    options.vary.push_back(std::move(axis));
+  }
   return options;
 }
 
 SweepReport run_sweep_study(const Scenario& base, const SweepOptions& requested, unsigned threads,
                             const SweepProgress& progress) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const SweepOptions options = with_expert_parallelism(base, requested);
+  const SweepOptions options = with_searched_parallelism(base, requested);
   std::vector<SweepCandidate> candidates = enumerate_sweep(base, options);
   std::vector<SweepRow> rows(candidates.size());
   std::vector<std::size_t> todo;

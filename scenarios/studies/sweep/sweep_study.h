@@ -77,10 +77,13 @@ struct SweepCandidate {
   std::string reason;  // why it was rejected, or why a screened plan was not simulated in full
 };
 
-// The options a sweep of `base` runs with: `options`, and for an MoE model whose
-// plan.expert_model_parallel_size is not varied, that key varied over the divisors of num_experts
-// (at most the GPU count), so that the search covers expert parallelism too.
-SweepOptions with_expert_parallelism(const Scenario& base, SweepOptions options);
+// The options a sweep of `base` runs with: `options`, and, unless the user varies them, for an MoE
+// model plan.expert_model_parallel_size over the divisors of num_experts (at most the GPU count),
+// and for a scenario that uses context parallelism plan.context_parallel_size over the powers of 2
+// up to kMaxSearchedContextParallel whose 2 x cp chunks split the sequence: the search covers
+// expert and context parallelism too. A dense scenario without CP sweeps as asked.
+SweepOptions with_searched_parallelism(const Scenario& base, SweepOptions options);
+inline constexpr std::int64_t kMaxSearchedContextParallel = 64;
 
 // The key that breaks ties: (point, tp, pp, layers_per_virtual_stage, micro_batch_size).
 bool key_less(const SweepCandidate& a, const SweepCandidate& b);

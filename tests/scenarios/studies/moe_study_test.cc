@@ -112,7 +112,7 @@ TEST(MoeStudy, SameInputsGiveTheSameIteration) {
 // plan with it validated (EP 16 on 8 GPUs is refused by name) and the rest simulated.
 TEST(MoeStudy, SweepSearchesExpertParallelism) {
   const Scenario base = load_scenario_text(moe_scenario(8, 8, 0));
-  const SweepOptions options = with_expert_parallelism(base, SweepOptions{});
+  const SweepOptions options = with_searched_parallelism(base, SweepOptions{});
   ASSERT_EQ(options.vary.size(), 1U);
   EXPECT_EQ(options.vary[0].key, "plan.expert_model_parallel_size");
   EXPECT_EQ(options.vary[0].values, (std::vector<std::string>{"1", "2", "4", "8"}));  // at most 8 GPUs
@@ -129,7 +129,7 @@ TEST(MoeStudy, SweepSearchesExpertParallelism) {
   Scenario dense = base;
   dense.model.num_experts = 0;
   dense.plan.expert_model_parallel_size = 1;
-  EXPECT_TRUE(with_expert_parallelism(dense, SweepOptions{}).vary.empty());
+  EXPECT_TRUE(with_searched_parallelism(dense, SweepOptions{}).vary.empty());
 }
 
 }  // namespace
