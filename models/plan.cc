@@ -229,6 +229,9 @@ void check_experts(const ModelSpec& model, std::int64_t gpus_per_server, Resolve
   out.etp = p.expert_tensor_parallel_size == 0 ? out.tp : p.expert_tensor_parallel_size;
   if (!is_moe(model)) {
     if (out.ep != 1) throw ConfigError(ep_key, str(out.ep), "1 for a dense model (model.num_experts is 0)");
+    if (p.overlap_moe_expert_parallel_comm) {
+      throw ConfigError("plan.overlap_moe_expert_parallel_comm", "true", "false for a dense model (num_experts 0)");
+    }
     if (out.etp != out.tp) {
       throw ConfigError(etp_key, str(out.etp), "0 or the tensor-parallel size for a dense model (num_experts 0)");
     }
@@ -258,6 +261,10 @@ void check_experts(const ModelSpec& model, std::int64_t gpus_per_server, Resolve
   if (out.tp > 1 && !p.sequence_parallel) {
     throw ConfigError("plan.sequence_parallel", "false",
                       "true: Megatron-LM requires sequence parallelism for MoE with tensor parallelism");
+  }
+  if (p.overlap_moe_expert_parallel_comm && p.moe_token_dispatcher_type != MoeTokenDispatcher::kAlltoall) {
+    throw ConfigError("plan.overlap_moe_expert_parallel_comm", "true",
+                      "false unless moe_token_dispatcher_type is alltoall (Megatron overlaps its all-to-alls)");
   }
   if (shards_gradients(p)) {
     throw ConfigError("plan.data_parallel_sharding_strategy", std::string(to_string(p.data_parallel_sharding_strategy)),

@@ -107,6 +107,10 @@ struct ParallelPlan {
   // One grouped GEMM per projection for all of a rank's experts (Megatron's --moe-grouped-gemm,
   // CUTLASS grouped GEMM) instead of one GEMM per expert (SequentialMLP).
   bool moe_grouped_gemm = false;
+  // Megatron's --overlap-moe-expert-parallel-comm: the expert-parallel all-to-alls (and the expert
+  // TP gathers around them) of one micro-batch run while another micro-batch computes, so only what
+  // exceeds the overlapped GEMMs is exposed (MegaScale-MoE's inter-operator overlap is the same idea).
+  bool overlap_moe_expert_parallel_comm = false;
 };
 
 // Whether each data-parallel rank keeps only its shard of the gradients (and of the parameters).

@@ -157,6 +157,8 @@ KernelList chunk_backward(const ModelSpec& model, const ResolvedPlan& plan, cons
 //  - the shared expert's all-gather of its input and reduce-scatter of its output over TP (as a
 //    dense MLP's, also in backward).
 // Backward runs the transpose of each: all-to-all for all-to-all, reduce-scatter for all-gather.
+// With overlap_moe_expert_parallel_comm the expert collectives are overlappable (another
+// micro-batch's GEMMs hide them, up to the SMs NCCL takes).
 std::vector<TpCollective> moe_collectives(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x,
                                           bool backward) {
   std::vector<TpCollective> out;
@@ -174,17 +176,18 @@ std::vector<TpCollective> moe_collectives(const ModelSpec& model, const Resolved
       out.push_back(call(CollectiveOp::kReduceScatter, x.hidden_bytes, n, x.overlap));
     }
   }
+  const bool hidden = plan.plan.overlap_moe_expert_parallel_comm;
   if (plan.plan.moe_token_dispatcher_type == MoeTokenDispatcher::kAlltoall) {
-    if (plan.ep > 1) out.push_back(call(CollectiveOp::kAllToAll, rows_bytes, 2, false, ComputeGroup::kExpert));
+    if (plan.ep > 1) out.push_back(call(CollectiveOp::kAllToAll, rows_bytes, 2, hidden, ComputeGroup::kExpert));
     if (plan.etp > 1) {
       const double gathered = rows_bytes * static_cast<double>(plan.etp);
-      out.push_back(call(CollectiveOp::kAllGather, gathered, 1, false, ComputeGroup::kExpertTensor));
-      out.push_back(call(CollectiveOp::kReduceScatter, gathered, 1, false, ComputeGroup::kExpertTensor));
+      out.push_back(call(CollectiveOp::kAllGather, gathered, 1, hidden, ComputeGroup::kExpertTensor));
+      out.push_back(call(CollectiveOp::kReduceScatter, gathered, 1, hidden, ComputeGroup::kExpertTensor));
     }
   } else if (plan.ep * plan.etp > 1) {
     const double gathered = x.hidden_bytes / static_cast<double>(x.tp) * static_cast<double>(plan.ep * plan.etp);
-    out.push_back(call(CollectiveOp::kAllGather, gathered, 1, false, ComputeGroup::kExpertTensorAndExpert));
-    out.push_back(call(CollectiveOp::kReduceScatter, gathered, 1, false, ComputeGroup::kExpertTensorAndExpert));
+    out.push_back(call(CollectiveOp::kAllGather, gathered, 1, hidden, ComputeGroup::kExpertTensorAndExpert));
+    out.push_back(call(CollectiveOp::kReduceScatter, gathered, 1, hidden, ComputeGroup::kExpertTensorAndExpert));
   }
   return out;
 }

@@ -271,6 +271,9 @@ void add_plan_keys(std::vector<KeySpec>& t) {
                          &ParallelPlan::moe_token_dispatcher_type, models::parse_moe_token_dispatcher));
   t.push_back(field("plan", "moe_grouped_gemm", "", "one grouped GEMM for a rank's experts (else one GEMM each)", p,
                     &ParallelPlan::moe_grouped_gemm));
+  t.push_back(field("plan", "overlap_moe_expert_parallel_comm", "",
+                    "expert-parallel all-to-alls overlapped with another micro-batch's compute (alltoall only)", p,
+                    &ParallelPlan::overlap_moe_expert_parallel_comm));
 }
 
 void add_calibration_keys(std::vector<KeySpec>& t) {

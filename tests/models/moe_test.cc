@@ -224,6 +224,28 @@ TEST(Moe, WorkloadDispatchesOverTheExpertGroupAndReducesExpertsOverExpertDp) {
   }
 }
 
+// overlap_moe_expert_parallel_comm marks the expert all-to-alls overlappable (hidden behind GEMMs
+// up to the SMs NCCL holds); only the alltoall dispatcher has them.
+TEST(Moe, OverlappedExpertCommunicationIsMarkedOverlappable) {
+  const ModelSpec m = mixtral();
+  ParallelPlan p = moe_plan(1, 1, 8, 8);
+  for (const bool overlap : {false, true}) {
+    p.overlap_moe_expert_parallel_comm = overlap;
+    const Workload w = build_workload(m, resolve_plan(m, p, 8, 8));
+    int expert_calls = 0;
+    for (const KernelList& list : w.kernels) {
+      for (const TpCollective& c : list.tp_collectives) {
+        if (c.group != ComputeGroup::kExpert) continue;
+        EXPECT_EQ(c.overlappable, overlap) << list.name;
+        ++expert_calls;
+      }
+    }
+    EXPECT_EQ(expert_calls, 2);  // one entry of count 2 in the forward, one in the backward
+  }
+  p.moe_token_dispatcher_type = MoeTokenDispatcher::kAllgather;
+  EXPECT_EQ(plan_error_key(m, p, 8), "plan.overlap_moe_expert_parallel_comm");
+}
+
 // The distributed optimizer shards the dense state over DP and the experts' over expert DP.
 TEST(Moe, DistributedOptimizerShardsExpertsOverExpertDp) {
   const ModelSpec m = mixtral();
