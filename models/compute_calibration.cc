@@ -161,6 +161,10 @@ void validate(const ComputeCalibration& calib) {
           "flash_attention_1_backward_efficiency", calib.flash_attention_1_backward_efficiency, "in (0, 1]");
   require(calib.comm_sm_fraction >= 0 && calib.comm_sm_fraction < 1, "comm_sm_fraction", calib.comm_sm_fraction,
           "in [0, 1)");
+  // The curve times the scale stays a fraction of the FP8 peak: at most 1 / best_gemm_efficiency.
+  require(calib.fp8_gemm_efficiency_scale > 0 && calib.fp8_gemm_efficiency_scale * calib.best_gemm_efficiency <= 1,
+          "fp8_gemm_efficiency_scale", calib.fp8_gemm_efficiency_scale,
+          "in (0, 1 / best_gemm_efficiency]: FP8 GEMMs at most at the FP8 peak");
   require(calib.launch_overhead_ns >= 0, "launch_overhead_ns", static_cast<double>(calib.launch_overhead_ns), ">= 0");
   require(calib.host_sync_gap_ns >= 0 && calib.host_sync_gap_ns <= kMaxHostTimeNs, "host_sync_gap_ns",
           static_cast<double>(calib.host_sync_gap_ns), "in [0, 1 s]");

@@ -71,6 +71,11 @@ struct ComputeCalibration {
   // next(data_iterator), broadcast_data and the masks, when data loading is synchronous), ns.
   std::int64_t get_batch_host_ns = 0;
 
+  // FP8 GEMMs' efficiency over the BF16 curve's at the same shape (each against its own peak). 1:
+  // the assumption that an FP8 GEMM reaches the fraction of its peak a BF16 one does (no public FP8
+  // GEMM measurement in ../shared/calibration); a measured calibration replaces it.
+  double fp8_gemm_efficiency_scale = 1;
+
   // Fraction of the SMs an intra-server NCCL collective occupies while it runs (one CTA per
   // channel): GEMMs running concurrently with it (an overlapped TP collective) lose that share of
   // their throughput for as long as it runs.
@@ -99,6 +104,9 @@ double gemm_flops(const GemmShape& shape);
 double gemm_bytes(const GemmShape& shape);
 // Seconds for one (batched) GEMM kernel.
 double gemm_time_s(const GemmShape& shape, const GpuSpec& gpu, const ComputeCalibration& calib);
+// The same GEMM with FP8 inputs (1 byte each, bf16 output): at the GPU's FP8 peak, the efficiency
+// curve's value times calib.fp8_gemm_efficiency_scale.
+double fp8_gemm_time_s(const GemmShape& shape, const GpuSpec& gpu, const ComputeCalibration& calib);
 
 // The fraction of HBM bandwidth a kernel moving `bytes` achieves (memory_points, else memory_efficiency).
 double memory_efficiency_at(double bytes, const ComputeCalibration& calib);

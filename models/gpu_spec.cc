@@ -13,6 +13,8 @@ namespace {
 // Source: ../shared/calibration/gpus.csv (NVIDIA A100 and H100 datasheets; best measured bf16
 // matmul throughput from stas00/ml-engineering compute/accelerator/README.md; H200 shares the
 // GH100 die and peak with H100 SXM; H800 from MegaScale-MoE Table 4, no GEMM measurement, so 0).
+// Dense FP8 peaks from the H100 SXM datasheet (3,958 TFLOPS with sparsity, 1,979 dense), the same
+// die in the H200 and H800; Ampere has no FP8 tensor cores (0).
 // The A800 is not in gpus.csv: NVIDIA's statement of November 2022 introduced it for China under the
 // October 2022 US export rules as the A100 with NVLink at 400 GB/s instead of 600 GB/s; the same
 // GA100 compute (312 TFLOPS bf16 dense, 108 SMs, 80 GB HBM2e at 2.039 TB/s: the A800 SXM datasheet),
@@ -25,9 +27,9 @@ constexpr double kGiB = 1.073741824;  // 1 GiB in GB
 const std::array<GpuSpec, 5>& gpu_table() {
   static const std::array<GpuSpec, 5> table = {{
       {"A100-SXM-80GB", 312.0, 80.0 * kGiB, 2.039, 600.0, 0.869},
-      {"H100-SXM-80GB", 989.0, 80.0 * kGiB, 3.35, 900.0, 0.803},
-      {"H200-SXM-141GB", 989.0, 141.0 * kGiB, 4.8, 900.0, 0.803},
-      {"H800-SXM-80GB", 989.0, 80.0 * kGiB, 3.35, 400.0, 0.0},
+      {"H100-SXM-80GB", 989.0, 80.0 * kGiB, 3.35, 900.0, 0.803, 1979.0},
+      {"H200-SXM-141GB", 989.0, 141.0 * kGiB, 4.8, 900.0, 0.803, 1979.0},
+      {"H800-SXM-80GB", 989.0, 80.0 * kGiB, 3.35, 400.0, 0.0, 1979.0},
       {"A800-SXM-80GB", 312.0, 80.0 * kGiB, 2.039, 400.0, 0.869},
   }};
   return table;
@@ -67,6 +69,13 @@ const GpuSpec& find_gpu(std::string_view name, std::string_view key) {
     valid += gpu.name + " (" + std::string(alias_of(gpu.name)) + ")";
   }
   throw sim::ConfigError(std::string(key), std::string(name), "one of " + valid + ", case-insensitive");
+}
+
+void require_fp8_support(const GpuSpec& gpu, std::string_view format) {
+  if (format != "none" && !(gpu.peak_fp8_dense_tflops > 0)) {
+    throw sim::ConfigError("plan.fp8", std::string(format),
+                           "none on " + gpu.name + ", which has no FP8 tensor cores (Hopper has: H100, H200, H800)");
+  }
 }
 
 }  // namespace megasim::models

@@ -16,7 +16,12 @@ struct GpuSpec {
   double hbm_tbytes_per_s = 0;           // HBM bandwidth, TB/s
   double nvlink_total_gbytes_per_s = 0;  // NVLink, both directions together
   double best_gemm_efficiency = 0;       // best measured GEMM throughput / peak (0: unknown)
+  double peak_fp8_dense_tflops = 0;      // datasheet peak, dense FP8 (0: no FP8 tensor cores)
 };
+
+// Throws sim::ConfigError("plan.fp8", format, ...) when plan.fp8 = `format` (other than "none") asks
+// for FP8 GEMMs on a GPU without them.
+void require_fp8_support(const GpuSpec& gpu, std::string_view format);
 
 // Every known GPU, in the order of gpus.csv, then the A800.
 std::span<const GpuSpec> known_gpus();

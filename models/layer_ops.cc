@@ -23,6 +23,7 @@ Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan) {
   x.vocab = plan.padded_vocab_size;
   x.cp = plan.cp;
   x.cp_comm = p.cp_comm_type;
+  x.fp8 = uses_fp8(p);
   x.tokens = x.s / x.cp * x.b;
   x.dropout = model.hidden_dropout > 0;
   x.region_tokens = p.sequence_parallel ? x.tokens / x.t : x.tokens;
@@ -56,6 +57,28 @@ OpPair linear(const std::string& name, std::int64_t m, std::int64_t n, std::int6
 
 OpPair elementwise(const std::string& name, OpKind kind, double forward_bytes, double backward_bytes) {
   return {memory_op(name, kind, forward_bytes), {memory_op(name + "_bwd", kind, backward_bytes)}};
+}
+
+LayerOp as_fp8(LayerOp op) {
+  const GemmShape& g = op.shape;
+  const double batch = dbl(g.batch);
+  op.bytes = batch * (dbl(g.m) * dbl(g.k) + dbl(g.k) * dbl(g.n)) + 2.0 * batch * dbl(g.m) * dbl(g.n);
+  op.fp8 = true;
+  return op;
+}
+
+void model_linear(const Dims& x, const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k,
+                  std::vector<OpPair>& out) {
+  OpPair pair = linear(name, m, n, k);
+  if (!x.fp8) {
+    out.push_back(std::move(pair));
+    return;
+  }
+  // Quantize the input (forward) and the output gradient (backward), each with its transpose.
+  out.push_back(elementwise(name + "_fp8_cast", OpKind::kElementwise, 4.0 * dbl(m) * dbl(k), 4.0 * dbl(m) * dbl(n)));
+  pair.forward = as_fp8(std::move(pair.forward));
+  for (LayerOp& op : pair.backward) op = as_fp8(std::move(op));
+  out.push_back(std::move(pair));
 }
 
 namespace {
@@ -184,24 +207,24 @@ std::vector<OpPair> layer_pairs(const Dims& x, bool with_mlp) {
   };
   ops.push_back(norm("input_layernorm", x));
   if (x.parallel_block) {  // PaLM/GPT-J: x + Attn(LN(x)) + MLP(LN(x)) with fused input and output GEMMs
-    ops.push_back(linear("qkv_fc1", x.tokens, qkv + x.f1 / x.t, x.h));
+    model_linear(x, "qkv_fc1", x.tokens, qkv + x.f1 / x.t, x.h, ops);
     add_qkv_bias();
     core_attention(x, ops);
     ops.push_back(handed_on(mlp_activation(x), "fc1_bias_grad", x.tokens, x.f1 / x.t));
-    ops.push_back(linear("proj_fc2", x.tokens, x.h, (x.h + x.f) / x.t));
+    model_linear(x, "proj_fc2", x.tokens, x.h, (x.h + x.f) / x.t, ops);
     ops.push_back(handed_on(residual("residual", x), "proj_fc2_bias_grad", x.region_tokens, x.h));
     return ops;
   }
-  ops.push_back(linear("qkv", x.tokens, qkv, x.h));
+  model_linear(x, "qkv", x.tokens, qkv, x.h, ops);
   add_qkv_bias();
   core_attention(x, ops);
-  ops.push_back(linear("proj", x.tokens, x.h, x.h / x.t));
+  model_linear(x, "proj", x.tokens, x.h, x.h / x.t, ops);
   ops.push_back(handed_on(residual("attention_residual", x), "proj_bias_grad", x.region_tokens, x.h));
   ops.push_back(norm("post_attention_layernorm", x));
   if (!with_mlp) return ops;
-  ops.push_back(linear("fc1", x.tokens, x.f1 / x.t, x.h));
+  model_linear(x, "fc1", x.tokens, x.f1 / x.t, x.h, ops);
   ops.push_back(handed_on(mlp_activation(x), "fc1_bias_grad", x.tokens, x.f1 / x.t));
-  ops.push_back(linear("fc2", x.tokens, x.h, x.f / x.t));
+  model_linear(x, "fc2", x.tokens, x.h, x.f / x.t, ops);
   ops.push_back(handed_on(residual("mlp_residual", x), "fc2_bias_grad", x.region_tokens, x.h));
   return ops;
 }

@@ -17,6 +17,11 @@
 //  - backward of a GEMM = data gradient + weight gradient = 2x forward; elementwise ops and norms
 //    count no FLOPs (memory-bound: only their bytes matter), dropout masks are 1 byte per element;
 //  - with sequence parallelism the LayerNorms, dropouts and residual adds work on s/t tokens;
+//  - with plan.fp8 the linear layers' GEMMs (qkv, proj, fc1, fc2, experts, shared experts) are FP8:
+//    their inputs 1 byte, output bf16, and Transformer Engine's casts are their own memory-bound
+//    ops, "<name>_fp8_cast": forward quantizes the input and writes its transpose for the weight
+//    gradient (read 2, write 1 + 1 bytes per input element), backward the output gradient likewise
+//    (the weights' casts run once per step and are left out);
 //  - with context parallelism (cp ranks) every op works on the rank's s/cp tokens; its attention
 //    evaluates its local queries against all s keys: cp_comm_type a2a as heads / cp over the whole
 //    sequence, p2p and all_gather as 1/cp of the causal attention (context_split), load-balanced.
@@ -52,6 +57,8 @@ struct LayerOp {
   // A context-parallel rank's attention with p2p or all_gather: the kernel evaluates 1 / context_split
   // of the (q, k) pairs of the shape (its load-balanced share of the causal attention); 1 otherwise.
   std::int64_t context_split = 1;
+  // A GEMM of FP8 operands (plan.fp8): timed at the GPU's FP8 peak; bytes count 1-byte inputs.
+  bool fp8 = false;
 };
 
 // One transformer layer. Recompute pass: empty for recompute_granularity none, and for selective

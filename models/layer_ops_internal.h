@@ -28,6 +28,7 @@ struct Dims {
   bool dropout;     // hidden_dropout > 0: the residual and embedding dropouts write and keep masks
   std::int64_t cp;  // context-parallel size: tokens are the rank's s / cp, s stays the whole sequence
   CpCommType cp_comm;
+  bool fp8;  // the linear layers' GEMMs in FP8 (plan.fp8)
 };
 
 Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan);
@@ -38,6 +39,11 @@ double dbl(std::int64_t v);
 LayerOp gemm(std::string name, OpKind kind, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch = 1);
 LayerOp memory_op(std::string name, OpKind kind, double bytes);
 OpPair linear(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k);
+// A linear layer of the transformer (FP8 under plan.fp8, with its casts before it in `out`).
+void model_linear(const Dims& x, const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k,
+                  std::vector<OpPair>& out);
+// Makes a GEMM an FP8 one: its two inputs 1 byte each, its output bf16.
+LayerOp as_fp8(LayerOp op);
 OpPair elementwise(const std::string& name, OpKind kind, double forward_bytes, double backward_bytes);
 // GeLU (reads and writes `columns`) or SwiGLU (reads 2x, writes `columns`) over `rows` tokens.
 OpPair activation(const std::string& prefix, double rows, std::int64_t columns, bool glu);

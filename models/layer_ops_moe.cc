@@ -29,7 +29,7 @@ struct ExpertDims {
   double balanced_rows = 0;       // routed tokens this GPU computes when balanced: T x k x etp, kept ones
   double rows = 0;                // the busiest rank's: balanced_rows x the load factor
   double gathered = 0;            // allgather dispatcher: tokens gathered over ep x etp
-  bool alltoall = false, grouped = false, glu = false;
+  bool alltoall = false, grouped = false, glu = false, fp8 = false;
 };
 
 ExpertDims expert_dims(const ModelSpec& model, const ResolvedPlan& plan, const Dims& x) {
@@ -46,6 +46,7 @@ ExpertDims expert_dims(const ModelSpec& model, const ResolvedPlan& plan, const D
   e.alltoall = plan.plan.moe_token_dispatcher_type == MoeTokenDispatcher::kAlltoall;
   e.grouped = plan.plan.moe_grouped_gemm;
   e.glu = model.activation == Activation::kSwiglu;
+  e.fp8 = x.fp8;
   return e;
 }
 
@@ -60,8 +61,11 @@ void expert_linear(const std::string& name, const ExpertDims& e, std::int64_t n,
   const std::int64_t kernels = e.grouped ? 1 : e.local;
   const auto counted = [&](LayerOp op) {
     op.flops = 2.0 * balanced * dbl(n) * dbl(k) * dbl(batch);
-    return op;
+    return e.fp8 ? as_fp8(std::move(op)) : op;
   };
+  if (e.fp8) {  // the casts of the rank's rows (layer_ops.h's FP8 rule)
+    out.push_back(elementwise(name + "_fp8_cast", OpKind::kElementwise, 4.0 * e.rows * dbl(k), 4.0 * e.rows * dbl(n)));
+  }
   for (std::int64_t i = 0; i < kernels; ++i) {
     out.push_back({counted(gemm(name, OpKind::kGemm, rows, n, k, batch)),
                    {counted(gemm(name + "_dgrad", OpKind::kGemm, rows, k, n, batch)),
@@ -95,9 +99,9 @@ std::vector<OpPair> moe_pairs(const ModelSpec& model, const ResolvedPlan& plan) 
   ops.push_back(elementwise("unpermute", OpKind::kElementwise, unpermuted, unpermuted));
   if (model.moe_shared_expert_intermediate_size > 0) {
     const std::int64_t f = model.moe_shared_expert_intermediate_size / x.t;
-    ops.push_back(linear("shared_expert_fc1", x.tokens, shared_expert_fc1_width(model) / x.t, x.h));
+    model_linear(x, "shared_expert_fc1", x.tokens, shared_expert_fc1_width(model) / x.t, x.h, ops);
     ops.push_back(activation("shared_expert_", dbl(x.tokens), f, e.glu));
-    ops.push_back(linear("shared_expert_fc2", x.tokens, x.h, f));
+    model_linear(x, "shared_expert_fc2", x.tokens, x.h, f, ops);
   }
   ops.push_back(residual("mlp_residual", x));
   return ops;

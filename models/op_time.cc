@@ -40,7 +40,7 @@ double flash_attention_time_s(const LayerOp& op, const ParallelPlan& plan, const
 double op_time_s(const LayerOp& op, const ParallelPlan& plan, const GpuSpec& gpu, const ComputeCalibration& calib) {
   switch (op.kind) {
     case OpKind::kGemm:
-      return gemm_time_s(op.shape, gpu, calib);
+      return op.fp8 ? fp8_gemm_time_s(op.shape, gpu, calib) : gemm_time_s(op.shape, gpu, calib);
     case OpKind::kAttention:
       // Unfused: Megatron's batched Q*K^T and P*V products (softmax and dropout are their own
       // elementwise ops in layer_ops), each a batched GEMM of the op's shape.

@@ -180,6 +180,9 @@ void resolve_switches(const ModelSpec& model, ResolvedPlan& out) {
     out.warnings.push_back("overlap_p2p_comm needs the interleaved schedule: disabled");
     p.overlap_p2p_comm = false;
   }
+  if (p.fp8_param_gather && (!uses_fp8(p) || !p.use_distributed_optimizer)) {
+    throw ConfigError("plan.fp8_param_gather", "true", "false unless fp8 is on and use_distributed_optimizer is true");
+  }
   if (p.sliding_window_size < 0 || p.sliding_window_size > model.seq_length) {
     throw ConfigError("plan.sliding_window_size", str(p.sliding_window_size),
                       "0 (full causal attention) or a window between 1 and seq_length " + str(model.seq_length));
@@ -410,6 +413,25 @@ std::string_view to_string(CpCommType type) {
       break;
   }
   return "p2p";
+}
+
+Fp8Format parse_fp8_format(std::string_view text, std::string_view key) {
+  if (text == "none") return Fp8Format::kNone;
+  if (text == "e4m3") return Fp8Format::kE4m3;
+  if (text == "hybrid") return Fp8Format::kHybrid;
+  throw ConfigError(std::string(key), std::string(text), "none, e4m3 or hybrid");
+}
+
+std::string_view to_string(Fp8Format format) {
+  switch (format) {
+    case Fp8Format::kE4m3:
+      return "e4m3";
+    case Fp8Format::kHybrid:
+      return "hybrid";
+    case Fp8Format::kNone:
+      break;
+  }
+  return "none";
 }
 
 }  // namespace megasim::models

@@ -43,6 +43,11 @@ enum class MoeTokenDispatcher : std::uint8_t { kAllgather, kAlltoall };
 // (DeepSpeed-Ulysses).
 enum class CpCommType : std::uint8_t { kP2p, kAllGather, kA2a };
 
+// Megatron's --fp8-format (Transformer Engine): the linear layers' GEMMs in FP8, E4M3 for every
+// tensor (kE4m3) or E5M2 for the gradients (kHybrid; the same speed); attention, norms, the
+// embedding, the router and the output layer stay BF16. kNone: BF16 training.
+enum class Fp8Format : std::uint8_t { kNone, kE4m3, kHybrid };
+
 struct ParallelPlan {
   std::int64_t tensor_model_parallel_size = 1;
   // Context parallelism: the sequence of every micro-batch split over context_parallel_size ranks,
@@ -111,7 +116,14 @@ struct ParallelPlan {
   // TP gathers around them) of one micro-batch run while another micro-batch computes, so only what
   // exceeds the overlapped GEMMs is exposed (MegaScale-MoE's inter-operator overlap is the same idea).
   bool overlap_moe_expert_parallel_comm = false;
+  Fp8Format fp8 = Fp8Format::kNone;
+  // Megatron's --fp8-param-gather: the distributed optimizer all-gathers FP8 parameters (1 byte).
+  bool fp8_param_gather = false;
 };
+
+[[nodiscard]] inline bool uses_fp8(const ParallelPlan& plan) {
+  return plan.fp8 != Fp8Format::kNone;
+}
 
 // Whether each data-parallel rank keeps only its shard of the gradients (and of the parameters).
 [[nodiscard]] inline bool shards_gradients(const ParallelPlan& plan) {
@@ -250,6 +262,9 @@ std::string_view to_string(AttentionKernel kernel);
 DataParallelSharding parse_data_parallel_sharding(std::string_view text,
                                                   std::string_view key = "plan.data_parallel_sharding_strategy");
 std::string_view to_string(DataParallelSharding strategy);
+// "none", "e4m3", "hybrid"; anything else throws sim::ConfigError(key).
+Fp8Format parse_fp8_format(std::string_view text, std::string_view key = "plan.fp8");
+std::string_view to_string(Fp8Format format);
 // "p2p", "all_gather", "a2a"; anything else throws sim::ConfigError(key).
 CpCommType parse_cp_comm_type(std::string_view text, std::string_view key = "plan.cp_comm_type");
 std::string_view to_string(CpCommType type);

@@ -44,7 +44,10 @@
 namespace megasim::models {
 namespace {
 
-constexpr double kParamBytes = 2;  // bf16 parameter
+// Bytes of a gathered parameter: bf16, or FP8 with fp8_param_gather.
+double param_bytes(const ResolvedPlan& plan) {
+  return plan.plan.fp8_param_gather ? 1.0 : 2.0;
+}
 constexpr std::int64_t kMinBucketParams = 40'000'000;
 constexpr std::int64_t kBucketParamsPerDpRank = 1'000'000;
 
@@ -98,7 +101,7 @@ std::vector<std::vector<std::int32_t>> add_prefetched_gathers(const ModelSpec& m
       for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
         gathers[static_cast<std::size_t>(chunk)].push_back(
             program.add(dp_task(TaskCategory::kParameterGather, CollectiveOp::kAllGather, chunk,
-                                kParamBytes * static_cast<double>(*it), group)));
+                                param_bytes(plan) * static_cast<double>(*it), group)));
       }
     }
   }
@@ -121,7 +124,7 @@ std::int32_t add_sharded_gather(const ModelSpec& model, const ResolvedPlan& plan
                                 const ScheduleStep& step, std::vector<std::int32_t> deps, ProgramBuilder& program) {
   MEGASIM_ASSERT(shards_parameters(plan.plan), "only sharded parameters are gathered per micro-batch");
   const double params = static_cast<double>(chunk_parameter_count(model, plan, stage, step.chunk));
-  Task t = dp_task(TaskCategory::kParameterGather, CollectiveOp::kAllGather, step.chunk, kParamBytes * params);
+  Task t = dp_task(TaskCategory::kParameterGather, CollectiveOp::kAllGather, step.chunk, param_bytes(plan) * params);
   t.microbatch = step.microbatch;
   t.deps = std::move(deps);
   return program.add(std::move(t));
@@ -196,7 +199,7 @@ void add_iteration_tail(const ModelSpec& model, const ResolvedPlan& plan, const 
       const std::vector<std::int64_t> buckets = gradient_bucket_params(model, plan, stage, chunk, group);
       for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
         Task t = dp_task(TaskCategory::kParameterGather, CollectiveOp::kAllGather, chunk,
-                         kParamBytes * static_cast<double>(*it), group);
+                         param_bytes(plan) * static_cast<double>(*it), group);
         t.deps = {optimizer};
         program.add(std::move(t));
       }

@@ -92,6 +92,8 @@ void apply_compute(const toml::table& t, models::ComputeCalibration& c) {
       c.flash_attention_1_backward_efficiency = number(node, key);
     else if (name == "comm_sm_fraction")
       c.comm_sm_fraction = number(node, key);
+    else if (name == "fp8_gemm_efficiency_scale")
+      c.fp8_gemm_efficiency_scale = number(node, key);
     else if (name == "launch_overhead_us")
       c.launch_overhead_ns = microseconds(node, key);
     else if (name == "host_sync_gap_us")
@@ -113,8 +115,8 @@ void apply_compute(const toml::table& t, models::ComputeCalibration& c) {
                              "one of best_gemm_efficiency, gemm_k_overhead, memory_efficiency, "
                              "flash_attention_forward_efficiency, flash_attention_backward_efficiency, "
                              "flash_attention_1_forward_efficiency, flash_attention_1_backward_efficiency, "
-                             "launch_overhead_us, host_sync_gap_us, get_batch_host_us, comm_sm_fraction, gemm_points, "
-                             "memory_points");
+                             "launch_overhead_us, host_sync_gap_us, get_batch_host_us, comm_sm_fraction, "
+                             "fp8_gemm_efficiency_scale, gemm_points, memory_points");
     }
   }
 }

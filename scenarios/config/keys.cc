@@ -261,6 +261,12 @@ void add_plan_keys(std::vector<KeySpec>& t) {
   t.push_back(enum_field("plan", "cp_comm_type", "p2p|all_gather|a2a",
                          "context parallelism's K/V exchange: ring (overlapped), all-gather, or all-to-all over heads",
                          p, &ParallelPlan::cp_comm_type, models::parse_cp_comm_type));
+  t.push_back(enum_field("plan", "fp8", "none|e4m3|hybrid",
+                         "linear layers' GEMMs in FP8 (Transformer Engine; attention, norms, embedding, router and "
+                         "output head stay BF16)",
+                         p, &ParallelPlan::fp8, models::parse_fp8_format));
+  t.push_back(field("plan", "fp8_param_gather", "", "the distributed optimizer all-gathers FP8 parameters", p,
+                    &ParallelPlan::fp8_param_gather));
   t.push_back(field("plan", "expert_model_parallel_size", "", "ranks an MoE layer's experts are split over (EP)", p,
                     &ParallelPlan::expert_model_parallel_size, between(1, models::kMaxExperts)));
   t.push_back(field("plan", "expert_tensor_parallel_size", "",
