@@ -1,6 +1,8 @@
 #include "models/layer_ops.h"
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <utility>
 
 #include "models/layer_ops_internal.h"
@@ -24,6 +26,14 @@ Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan) {
   x.cp = plan.cp;
   x.cp_comm = p.cp_comm_type;
   x.fp8 = uses_fp8(p);
+  x.mla = model.multi_latent_attention;
+  x.q_lora = model.q_lora_rank;
+  x.kv_lora = model.kv_lora_rank;
+  x.qk = model.qk_head_dim;
+  x.qk_rope = model.qk_pos_emb_head_dim;
+  x.v = model.v_head_dim;
+  // Q K^T over qk + RoPE columns and P V over v: the 4 s L d count with d their mean.
+  if (x.mla) x.d = (x.qk + x.qk_rope + x.v) / 2;
   x.tokens = x.s / x.cp * x.b;
   x.dropout = model.hidden_dropout > 0;
   x.region_tokens = p.sequence_parallel ? x.tokens / x.t : x.tokens;
@@ -98,7 +108,7 @@ void unfused_core(const Dims& x, std::vector<OpPair>& out) {
   const double counted = 2.0 * dbl(batch) * dbl(x.s) * x.attended * dbl(x.d);  // one product
   const double elements = dbl(batch) * dbl(x.s) * dbl(x.s);                    // score matrix entries
   auto core = [&](OpPair pair) {
-    pair.attention_core = true;
+    pair.module = kRecomputeCoreAttn;
     out.push_back(std::move(pair));
   };
   core({attention_gemm("attention_scores", x.s, x.s, x.d, batch, counted),
@@ -133,7 +143,7 @@ void flash_core(const Dims& x, std::vector<OpPair>& out) {
   LayerOp backward{name + "_bwd", OpKind::kAttention,  GemmShape{x.s, len, x.d, batch},
                    2.0 * counted, 2.5 * counted / 2.0, 2.0 * (4.0 * q + 4.0 * kv) + lse,
                    split};
-  out.push_back({std::move(forward), {std::move(backward)}, true});
+  out.push_back({std::move(forward), {std::move(backward)}, kRecomputeCoreAttn});
 }
 
 }  // namespace
@@ -195,6 +205,28 @@ OpPair with_bias_gradient(OpPair pair, const std::string& name, std::int64_t row
 
 }  // namespace
 
+// MLA's projections (Megatron core's MLASelfAttention): the hidden state down to the query latent
+// (or straight up to the queries without one) and to the key-value latent with the shared RoPE key,
+// each latent LayerNorm'd (the down-projections whole on every TP rank), then up to the heads' queries
+// (qk + RoPE each) and keys and values (qk + v each, a TP rank's heads / tp).
+void mla_projections(const Dims& x, std::vector<OpPair>& ops) {
+  const std::int64_t heads = x.a / x.t;
+  const auto latent_norm = [&](const std::string& name, std::int64_t width) {
+    const double e = dbl(x.tokens * width);
+    ops.push_back(elementwise(name, OpKind::kNorm, 4.0 * e, 6.0 * e));
+  };
+  if (x.q_lora > 0) {
+    model_linear(x, "q_down_proj", x.tokens, x.q_lora, x.h, ops);
+    latent_norm("q_layernorm", x.q_lora);
+    model_linear(x, "q_up_proj", x.tokens, heads * (x.qk + x.qk_rope), x.q_lora, ops);
+  } else {
+    model_linear(x, "q_proj", x.tokens, heads * (x.qk + x.qk_rope), x.h, ops);
+  }
+  model_linear(x, "kv_down_proj", x.tokens, x.kv_lora + x.qk_rope, x.h, ops);
+  latent_norm("kv_layernorm", x.kv_lora);
+  model_linear(x, "kv_up_proj", x.tokens, heads * (x.qk + x.v), x.kv_lora, ops);
+}
+
 std::vector<OpPair> layer_pairs(const Dims& x, bool with_mlp) {
   std::vector<OpPair> ops;
   const std::int64_t qkv = (x.h + 2 * x.g * x.d) / x.t;
@@ -215,10 +247,14 @@ std::vector<OpPair> layer_pairs(const Dims& x, bool with_mlp) {
     ops.push_back(handed_on(residual("residual", x), "proj_fc2_bias_grad", x.region_tokens, x.h));
     return ops;
   }
-  model_linear(x, "qkv", x.tokens, qkv, x.h, ops);
-  add_qkv_bias();
+  if (x.mla) {
+    mla_projections(x, ops);
+  } else {
+    model_linear(x, "qkv", x.tokens, qkv, x.h, ops);
+    add_qkv_bias();
+  }
   core_attention(x, ops);
-  model_linear(x, "proj", x.tokens, x.h, x.h / x.t, ops);
+  model_linear(x, "proj", x.tokens, x.h, (x.mla ? x.a * x.v : x.h) / x.t, ops);
   ops.push_back(handed_on(residual("attention_residual", x), "proj_bias_grad", x.region_tokens, x.h));
   ops.push_back(norm("post_attention_layernorm", x));
   if (!with_mlp) return ops;
@@ -229,7 +265,27 @@ std::vector<OpPair> layer_pairs(const Dims& x, bool with_mlp) {
   return ops;
 }
 
-std::vector<LayerOp> select(std::vector<OpPair> pairs, Pass pass, bool core_only) {
+void tag_recompute_modules(std::vector<OpPair>& pairs) {
+  for (OpPair& pair : pairs) {
+    const std::string& name = pair.forward.name;
+    const auto is = [&](std::initializer_list<const char*> names) {
+      return std::any_of(names.begin(), names.end(), [&](const char* n) { return name == n; });
+    };
+    if (pair.forward.kind == OpKind::kNorm) pair.module = kRecomputeLayernorm;
+    if (is({"q_up_proj", "kv_up_proj", "q_up_proj_fp8_cast", "kv_up_proj_fp8_cast"})) pair.module = kRecomputeMlaUpProj;
+    if (is({"fc1", "fc2", "gelu", "swiglu", "fc1_fp8_cast", "fc2_fp8_cast", "fc1_bias"})) pair.module = kRecomputeMlp;
+    if (is({"expert_gelu", "expert_swiglu"})) pair.module = kRecomputeMoeAct;
+  }
+}
+
+std::uint32_t selective_modules(const ParallelPlan& plan) {
+  if (plan.recompute_granularity != RecomputeGranularity::kSelective) return 0;
+  std::uint32_t modules = plan.recompute_modules;
+  if (uses_flash_kernel(plan)) modules &= ~static_cast<std::uint32_t>(kRecomputeCoreAttn);
+  return modules;
+}
+
+std::vector<LayerOp> select(std::vector<OpPair> pairs, Pass pass, std::uint32_t modules) {
   std::vector<LayerOp> out;
   if (pass == Pass::kBackward) {
     for (auto it = pairs.rbegin(); it != pairs.rend(); ++it) {
@@ -238,7 +294,7 @@ std::vector<LayerOp> select(std::vector<OpPair> pairs, Pass pass, bool core_only
     return out;
   }
   for (OpPair& pair : pairs) {
-    if (!core_only || pair.attention_core) out.push_back(std::move(pair.forward));
+    if ((pair.module & modules) != 0 || modules == ~0U) out.push_back(std::move(pair.forward));
   }
   return out;
 }
@@ -260,9 +316,13 @@ std::vector<LayerOp> layer_ops(const ModelSpec& model, const ResolvedPlan& plan,
   switch (plan.plan.recompute_granularity) {
     case RecomputeGranularity::kFull:
       return select(layer_pairs(x, true), Pass::kForward);
-    case RecomputeGranularity::kSelective:
-      if (x.kernel != AttentionKernel::kUnfused) return {};
-      return select(layer_pairs(x, true), Pass::kForward, true);
+    case RecomputeGranularity::kSelective: {
+      const std::uint32_t modules = selective_modules(plan.plan);
+      if (modules == 0) return {};
+      std::vector<OpPair> pairs = layer_pairs(x, true);
+      tag_recompute_modules(pairs);
+      return select(std::move(pairs), Pass::kForward, modules);
+    }
     case RecomputeGranularity::kNone:
       break;
   }

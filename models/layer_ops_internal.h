@@ -13,7 +13,7 @@ namespace megasim::models::layer_ops_detail {
 struct OpPair {
   LayerOp forward;
   std::vector<LayerOp> backward;
-  bool attention_core = false;  // recomputed by selective recompute
+  std::uint32_t module = 0;  // the RecomputeModule (plan.h) selective recompute reruns it for
 };
 
 // Sizes of one micro-batch on one TP rank.
@@ -29,6 +29,10 @@ struct Dims {
   std::int64_t cp;  // context-parallel size: tokens are the rank's s / cp, s stays the whole sequence
   CpCommType cp_comm;
   bool fp8;  // the linear layers' GEMMs in FP8 (plan.fp8)
+  // Multi-head latent attention (model_spec.h): the latents' ranks, a head's query/key width
+  // (qk + RoPE) and value width; d is then their mean (the attention products' FLOPs per head).
+  bool mla;
+  std::int64_t q_lora, kv_lora, qk, qk_rope, v;
 };
 
 Dims dims_of(const ModelSpec& model, const ResolvedPlan& plan);
@@ -55,8 +59,14 @@ OpPair residual(const std::string& name, const Dims& x);
 // A dense layer's ops, from its input LayerNorm through the post-attention LayerNorm, and with
 // `with_mlp` its MLP and residual too (the parallel block always has both).
 std::vector<OpPair> layer_pairs(const Dims& x, bool with_mlp);
-// The forward ops of `pairs` (only the attention core with core_only), or their backward ops in
-// reverse order.
-std::vector<LayerOp> select(std::vector<OpPair> pairs, Pass pass, bool core_only = false);
+// The forward ops of `pairs` (with `modules`, only the pairs of those RecomputeModule bits), or
+// their backward ops in reverse order.
+std::vector<LayerOp> select(std::vector<OpPair> pairs, Pass pass, std::uint32_t modules = ~0U);
+// Tags each pair with the recompute module it belongs to, by its forward op's name: LayerNorms,
+// MLA's up-projections, a dense MLP's GEMMs and activation, the experts' activation.
+void tag_recompute_modules(std::vector<OpPair>& pairs);
+// The RecomputeModule bits selective recompute reruns under `plan`: its recompute_modules, the
+// attention core only with the unfused kernel; 0 for other granularities.
+std::uint32_t selective_modules(const ParallelPlan& plan);
 
 }  // namespace megasim::models::layer_ops_detail

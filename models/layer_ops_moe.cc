@@ -121,9 +121,13 @@ std::vector<LayerOp> moe_layer_ops(const ModelSpec& model, const ResolvedPlan& p
   switch (plan.plan.recompute_granularity) {
     case RecomputeGranularity::kFull:
       return select(moe_pairs(model, plan), Pass::kForward);
-    case RecomputeGranularity::kSelective:
-      if (uses_flash_kernel(plan.plan)) return {};
-      return select(moe_pairs(model, plan), Pass::kForward, true);
+    case RecomputeGranularity::kSelective: {
+      const std::uint32_t modules = selective_modules(plan.plan);
+      if (modules == 0) return {};
+      std::vector<OpPair> pairs = moe_pairs(model, plan);
+      tag_recompute_modules(pairs);
+      return select(std::move(pairs), Pass::kForward, modules);
+    }
     case RecomputeGranularity::kNone:
       break;
   }

@@ -21,6 +21,11 @@ struct LayerParts {
   std::int64_t sharded = 0;     // S, before the TP division
   std::int64_t core = 0;        // C, before the TP division
   std::int64_t per_gpu = 0;     // an MoE layer's expert tensors, already per GPU
+  // What selective recompute's modules (plan.h's RecomputeModule) would drop, each counted in the
+  // part named: the LayerNorms' outputs (replicated, and MLA's latent norms' per GPU), the attention's
+  // Q, K, V (sharded; MLA's up-projection outputs), a dense MLP's tensors (sharded), the experts'
+  // activation outputs (per GPU).
+  std::int64_t norm_outputs = 0, latent_norm_outputs = 0, qkv = 0, mlp = 0, expert_activation = 0;
 };
 
 LayerParts layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
@@ -35,6 +40,18 @@ LayerParts layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
   parts.replicated = branches * (model.hidden_dropout > 0 ? 5 : 4) * sbh;
   const std::int64_t mlp = (model.activation == Activation::kSwiglu ? 6 : 4) * sb * f;
   parts.sharded = 2 * sbh + 4 * sb * query_groups(model) * kv_channels(model) + 2 * sbh + mlp;
+  parts.norm_outputs = branches * 2 * sbh;
+  parts.qkv = 2 * sbh + 4 * sb * query_groups(model) * kv_channels(model);
+  parts.mlp = mlp;
+  if (model.multi_latent_attention) {
+    // Q and K (qk + RoPE per head), V and the attention output (v per head), all heads; per GPU, the
+    // latents' LayerNorm inputs and outputs (the up-projections' inputs).
+    const std::int64_t heads = model.num_attention_heads;
+    parts.sharded = 4 * sb * heads * query_key_head_dim(model) + 4 * sb * heads * model.v_head_dim + mlp;
+    parts.per_gpu = 4 * sb * (model.q_lora_rank + model.kv_lora_rank + model.qk_pos_emb_head_dim);
+    parts.latent_norm_outputs = 2 * sb * (model.q_lora_rank + model.kv_lora_rank);
+    parts.qkv = 4 * sb * heads * query_key_head_dim(model) + 2 * sb * heads * model.v_head_dim;
+  }
   if (!uses_flash_kernel(p)) parts.core = 5 * model.num_attention_heads * sb * model.seq_length;
   return parts;
 }
@@ -51,14 +68,27 @@ LayerParts moe_layer_parts(const ModelSpec& model, const ResolvedPlan& plan) {
   const bool glu = model.activation == Activation::kSwiglu;
   LayerParts parts = layer_parts(model, plan);
   parts.sharded -= (glu ? 6 : 4) * sb * ffn_hidden(model);
+  const std::int64_t latents = parts.per_gpu;
+  parts.mlp = 0;  // no dense MLP: its recompute module drops nothing here
   parts.sharded += (glu ? 6 : 4) * sb * model.moe_shared_expert_intermediate_size;
   const std::int64_t tokens = p.sequence_parallel ? sb / plan.tp : sb;
   const double rows = static_cast<double>(tokens * model.moe_router_topk * plan.etp) * expert_load_factor(model, plan);
-  const double per_row = static_cast<double>(2 * h + (glu ? 6 : 4) * (moe_ffn_hidden(model) / plan.etp) + 2 * h);
+  // With FP8 the experts' GEMMs keep their inputs as Transformer Engine's FP8 casts (1 byte): the
+  // routed rows and the activation's output; when the activation is recomputed (moe_act), its
+  // input, the fc1 output, is kept in FP8 too (DeepSeek-V3 section 3.3.2, low-precision storage).
+  const std::int64_t ffn = moe_ffn_hidden(model) / plan.etp;
+  const std::int64_t input = uses_fp8(p) ? 1 : 2;
+  const bool act_recomputed =
+      p.recompute_granularity == RecomputeGranularity::kSelective && (p.recompute_modules & kRecomputeMoeAct) != 0;
+  const std::int64_t fc1_out = (glu ? 2 : 1) * ffn * (uses_fp8(p) && act_recomputed ? 1 : 2);
+  const double activation_out = static_cast<double>(input * ffn);
+  const double per_row = static_cast<double>(input * h + fc1_out + 2 * h) + activation_out;
   // In doubles: a hostile plan's rows pass 2^63 bytes before require_fits refuses them.
   constexpr double kMost = 1e18;
-  parts.per_gpu = static_cast<std::int64_t>(
-      std::min(kMost, 4.0 * static_cast<double>(tokens * model.num_experts) + std::ceil(rows * per_row)));
+  parts.per_gpu =
+      latents + static_cast<std::int64_t>(
+                    std::min(kMost, 4.0 * static_cast<double>(tokens * model.num_experts) + std::ceil(rows * per_row)));
+  parts.expert_activation = static_cast<std::int64_t>(std::min(kMost, std::ceil(rows * activation_out)));
   return parts;
 }
 
@@ -79,8 +109,21 @@ std::int64_t kept_bytes(const ModelSpec& model, const ResolvedPlan& plan, const 
   switch (plan.plan.recompute_granularity) {
     case RecomputeGranularity::kFull:
       return region_bytes(model, plan, 2);
-    case RecomputeGranularity::kSelective:
-      return full_layer_bytes(LayerParts{parts.replicated, parts.sharded, 0, parts.per_gpu}, plan);
+    case RecomputeGranularity::kSelective: {
+      const std::uint32_t modules = plan.plan.recompute_modules;
+      const auto dropped = [&](RecomputeModule module, std::int64_t bytes) {
+        return (modules & module) != 0 ? bytes : 0;
+      };
+      LayerParts kept = parts;
+      kept.core = 0;  // core_attn, or no s x s matrix at all with FlashAttention
+      if ((modules & kRecomputeCoreAttn) == 0) kept.core = parts.core;
+      kept.replicated -= dropped(kRecomputeLayernorm, parts.norm_outputs);
+      kept.per_gpu -=
+          dropped(kRecomputeLayernorm, parts.latent_norm_outputs) + dropped(kRecomputeMoeAct, parts.expert_activation);
+      kept.sharded -= dropped(kRecomputeMlaUpProj, model.multi_latent_attention ? parts.qkv : 0) +
+                      dropped(kRecomputeMlp, parts.mlp);
+      return full_layer_bytes(kept, plan);
+    }
     case RecomputeGranularity::kNone:
       break;
   }

@@ -25,9 +25,10 @@ std::int64_t sharded_layer_parameters(const ModelSpec& model) {
   return attention_parameter_count(model) + fc1 + fc2;
 }
 
-// Replicated on every TP rank: two LayerNorms (weight and bias) and the two row-parallel biases.
+// Replicated on every TP rank: two LayerNorms (weight and bias) and the two row-parallel biases,
+// and MLA's down-projections.
 std::int64_t replicated_layer_parameters(const ModelSpec& model) {
-  return 4 * model.hidden_size + 2 * model.hidden_size;
+  return 4 * model.hidden_size + 2 * model.hidden_size + attention_replicated_parameter_count(model);
 }
 
 std::int64_t position_parameters(const ModelSpec& model) {
@@ -61,6 +62,20 @@ void validate(const ModelSpec& model) {
   if (!(model.hidden_dropout >= 0 && model.hidden_dropout < 1)) {
     throw sim::ConfigError("model.hidden_dropout", fmt::format("{}", model.hidden_dropout),
                            "a probability from 0 (no dropout) to below 1");
+  }
+  if (model.multi_latent_attention) {
+    if (model.num_query_groups != 0) {
+      throw sim::ConfigError("model.num_query_groups", std::to_string(model.num_query_groups),
+                             "0 with multi_latent_attention (every head has its own keys and values)");
+    }
+    if (model.q_lora_rank < 0 || model.q_lora_rank > kMaxHidden) {
+      throw sim::ConfigError("model.q_lora_rank", std::to_string(model.q_lora_rank),
+                             "0 (no query latent) or a rank from 1 to " + std::to_string(kMaxHidden));
+    }
+    require_between(model.kv_lora_rank, "kv_lora_rank", kMaxHidden);
+    require_between(model.qk_head_dim, "qk_head_dim", kMaxHidden);
+    require_between(model.qk_pos_emb_head_dim, "qk_pos_emb_head_dim", kMaxHidden);
+    require_between(model.v_head_dim, "v_head_dim", kMaxHidden);
   }
   if (ffn_hidden(model) < 1) {
     throw sim::ConfigError(
@@ -101,8 +116,25 @@ std::int64_t layer_parameter_count_per_tp_rank(const ModelSpec& model, std::int6
   return sharded_layer_parameters(model) / tp + replicated_layer_parameters(model);
 }
 
+std::int64_t query_key_head_dim(const ModelSpec& model) {
+  return model.multi_latent_attention ? model.qk_head_dim + model.qk_pos_emb_head_dim : kv_channels(model);
+}
+
+std::int64_t attention_replicated_parameter_count(const ModelSpec& model) {
+  if (!model.multi_latent_attention) return 0;
+  const std::int64_t h = model.hidden_size;
+  const std::int64_t q_down = model.q_lora_rank > 0 ? h * model.q_lora_rank + model.q_lora_rank : 0;
+  return q_down + h * (model.kv_lora_rank + model.qk_pos_emb_head_dim) + model.kv_lora_rank;
+}
+
 std::int64_t attention_parameter_count(const ModelSpec& model) {
   const std::int64_t h = model.hidden_size;
+  if (model.multi_latent_attention) {
+    const std::int64_t a = model.num_attention_heads;
+    const std::int64_t q_in = model.q_lora_rank > 0 ? model.q_lora_rank : h;
+    return q_in * a * query_key_head_dim(model) + model.kv_lora_rank * a * (model.qk_head_dim + model.v_head_dim) +
+           a * model.v_head_dim * h;
+  }
   const std::int64_t qkv_width = h + 2 * query_groups(model) * kv_channels(model);
   return h * qkv_width + qkv_width + h * h;  // column-parallel qkv weight and bias, row-parallel proj weight
 }

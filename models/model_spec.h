@@ -30,6 +30,16 @@ struct ModelSpec {
   // branch. At 0 (Llama-style models train without dropout) PyTorch's dropout returns its input, so
   // no 1-byte mask is written or kept and the fused bias-dropout-add only adds.
   double hidden_dropout = 0.1;
+  // Multi-head latent attention (DeepSeek-V2/V3; Megatron core's MLASelfAttention): queries from a
+  // low-rank latent of q_lora_rank (0: projected directly from the hidden state), keys and values
+  // from one of kv_lora_rank, each head's query and key qk_head_dim wide plus a shared RoPE part of
+  // qk_pos_emb_head_dim, its value v_head_dim wide. num_query_groups must stay 0.
+  bool multi_latent_attention = false;
+  std::int64_t q_lora_rank = 0;
+  std::int64_t kv_lora_rank = 512;
+  std::int64_t qk_head_dim = 128;
+  std::int64_t qk_pos_emb_head_dim = 64;
+  std::int64_t v_head_dim = 128;
   // Mixture of experts (Megatron-LM core's MoE layer; models/moe.h): 0 experts is a dense model.
   std::int64_t num_experts = 0;
   std::int64_t moe_router_topk = 2;
@@ -75,8 +85,14 @@ std::int64_t layer_parameter_count(const ModelSpec& model);
 std::int64_t layer_parameter_count_per_tp_rank(const ModelSpec& model, std::int64_t tp);
 
 // The attention's TP-sharded weights and biases of one layer (qkv weight and bias, projection
-// weight), all TP ranks together: the part a dense and an MoE layer share.
+// weight; with MLA the query and key-value up-projections and the projection, no biases), all TP
+// ranks together: the part a dense and an MoE layer share.
 std::int64_t attention_parameter_count(const ModelSpec& model);
+// The attention's weights every TP rank holds whole: with MLA the down-projections to the latents
+// and the latents' LayerNorms; 0 otherwise.
+std::int64_t attention_replicated_parameter_count(const ModelSpec& model);
+// MLA: a head's query/key width (qk_head_dim + qk_pos_emb_head_dim). Else kv_channels.
+std::int64_t query_key_head_dim(const ModelSpec& model);
 
 // Whole model, counting the word embeddings once when tied: word embeddings (padded vocab),
 // learned position table, layers (MoE layers with all their experts, moe.h), final LayerNorm, and

@@ -65,7 +65,7 @@ std::int64_t shared_expert_parameter_count(const ModelSpec& model) {
 }
 
 std::int64_t moe_layer_replicated_parameters(const ModelSpec& model) {
-  return 5 * model.hidden_size + router_parameter_count(model);
+  return 5 * model.hidden_size + router_parameter_count(model) + attention_replicated_parameter_count(model);
 }
 
 std::int64_t moe_layer_parameter_count(const ModelSpec& model) {

@@ -43,7 +43,7 @@ inline constexpr std::int64_t kMaxExperts = 1 << 14;
 // router whole) and its num_experts / ep experts, each split over etp (reduced over expert DP).
 [[nodiscard]] std::int64_t moe_layer_parameter_count(const ModelSpec& model);
 // Of the dense part, what every TP rank holds whole: two LayerNorms (weight and bias), the
-// projection's bias and the router.
+// projection's bias, the router (and MLA's down-projections).
 [[nodiscard]] std::int64_t moe_layer_replicated_parameters(const ModelSpec& model);
 [[nodiscard]] std::int64_t moe_layer_dense_parameters_per_tp_rank(const ModelSpec& model, std::int64_t tp);
 [[nodiscard]] std::int64_t moe_layer_expert_parameters_per_rank(const ModelSpec& model, std::int64_t ep,

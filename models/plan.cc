@@ -1,5 +1,7 @@
 #include "models/plan.h"
 
+#include <algorithm>
+#include <array>
 #include <limits>
 #include <string>
 #include <utility>
@@ -182,6 +184,11 @@ void resolve_switches(const ModelSpec& model, ResolvedPlan& out) {
   }
   if (p.fp8_param_gather && (!uses_fp8(p) || !p.use_distributed_optimizer)) {
     throw ConfigError("plan.fp8_param_gather", "true", "false unless fp8 is on and use_distributed_optimizer is true");
+  }
+  if (p.parallel_transformer_block && (model.multi_latent_attention || model.num_experts > 0)) {
+    throw ConfigError("plan.parallel_transformer_block", "true",
+                      "false for a model with multi_latent_attention or experts (the parallel block fuses the "
+                      "dense layer's qkv and fc1)");
   }
   if (p.sliding_window_size < 0 || p.sliding_window_size > model.seq_length) {
     throw ConfigError("plan.sliding_window_size", str(p.sliding_window_size),
@@ -432,6 +439,46 @@ std::string_view to_string(Fp8Format format) {
       break;
   }
   return "none";
+}
+
+namespace {
+
+constexpr std::array<std::pair<std::string_view, std::uint32_t>, 5> kRecomputeModuleNames{{
+    {"core_attn", kRecomputeCoreAttn},
+    {"layernorm", kRecomputeLayernorm},
+    {"mla_up_proj", kRecomputeMlaUpProj},
+    {"moe_act", kRecomputeMoeAct},
+    {"mlp", kRecomputeMlp},
+}};
+
+}  // namespace
+
+std::uint32_t parse_recompute_modules(std::string_view text, std::string_view key) {
+  std::uint32_t out = 0;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string_view name = text.substr(begin, end - begin);
+    const auto it = std::find_if(kRecomputeModuleNames.begin(), kRecomputeModuleNames.end(),
+                                 [&](const auto& entry) { return entry.first == name; });
+    if (it == kRecomputeModuleNames.end()) {
+      throw ConfigError(std::string(key), std::string(text),
+                        "a comma-separated list of core_attn, layernorm, mla_up_proj, moe_act, mlp");
+    }
+    out |= it->second;
+    begin = end + 1;
+  }
+  return out;
+}
+
+std::string to_string_recompute_modules(std::uint32_t modules) {
+  std::string out;
+  for (const auto& [name, bit] : kRecomputeModuleNames) {
+    if ((modules & bit) == 0) continue;
+    if (!out.empty()) out += ",";
+    out += name;
+  }
+  return out;
 }
 
 }  // namespace megasim::models

@@ -17,6 +17,19 @@ namespace megasim::models {
 // and recompute_num_layers 1: every layer recomputes its forward, keeping only its input.
 enum class RecomputeGranularity : std::uint8_t { kNone, kSelective, kFull };
 
+// Megatron's --recompute-modules for selective recompute (a bit set): what backward recomputes
+// instead of keeping. core_attn: the attention core (Megatron does not checkpoint it when a
+// FlashAttention kernel runs, which keeps no s x s matrix); layernorm: every LayerNorm's output;
+// mla_up_proj: MLA's query and key-value up-projections (their Q, K, V); moe_act: the experts'
+// activation; mlp: a dense layer's whole MLP. Megatron's default is core_attn.
+enum RecomputeModule : std::uint32_t {
+  kRecomputeCoreAttn = 1U << 0,
+  kRecomputeLayernorm = 1U << 1,
+  kRecomputeMlaUpProj = 1U << 2,
+  kRecomputeMoeAct = 1U << 3,
+  kRecomputeMlp = 1U << 4,
+};
+
 // Megatron-FSDP's --data-parallel-sharding-strategy (megatron/core/distributed/fsdp, its
 // ShardingStrategy): what each data-parallel rank keeps of the model state. kNoShard is Megatron's
 // DDP (the distributed optimizer, use_distributed_optimizer, then shards the optimizer state alone);
@@ -77,6 +90,7 @@ struct ParallelPlan {
   // the fp32 main gradients (4 bytes) of bf16 training.
   bool grad_reduce_in_bf16 = false;
   RecomputeGranularity recompute_granularity = RecomputeGranularity::kNone;
+  std::uint32_t recompute_modules = kRecomputeCoreAttn;  // RecomputeModule bits, for kSelective
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
   bool tp_comm_overlap = false;
@@ -252,6 +266,10 @@ ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std:
 // plan.stage_layers(stage), its MoE layers' experts split over ep x etp (stage_parameters.h).
 [[nodiscard]] std::int64_t stage_parameter_count(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage);
 
+// "core_attn,layernorm,mla_up_proj,moe_act,mlp" (any non-empty comma-separated subset) to the
+// bits, and back; anything else throws sim::ConfigError(key).
+std::uint32_t parse_recompute_modules(std::string_view text, std::string_view key = "plan.recompute_modules");
+std::string to_string_recompute_modules(std::uint32_t modules);
 RecomputeGranularity parse_recompute_granularity(std::string_view text,
                                                  std::string_view key = "plan.recompute_granularity");
 std::string_view to_string(RecomputeGranularity granularity);

@@ -167,6 +167,19 @@ void add_model_keys(std::vector<KeySpec>& t) {
   t.push_back(field("model", "hidden_dropout", "",
                     "dropout probability after the embedding and on each residual branch (0: no masks kept)", m,
                     &ModelSpec::hidden_dropout, between(0.0, 0.99)));
+  t.push_back(field("model", "multi_latent_attention", "",
+                    "multi-head latent attention (DeepSeek-V2/V3): keys, values and queries from low-rank latents", m,
+                    &ModelSpec::multi_latent_attention));
+  t.push_back(field("model", "q_lora_rank", "", "MLA: the query latent's rank (0: queries projected directly)", m,
+                    &ModelSpec::q_lora_rank, between(0, models::kMaxHidden)));
+  t.push_back(field("model", "kv_lora_rank", "", "MLA: the key-value latent's rank", m, &ModelSpec::kv_lora_rank,
+                    between(1, models::kMaxHidden)));
+  t.push_back(field("model", "qk_head_dim", "", "MLA: a head's query/key width without RoPE", m,
+                    &ModelSpec::qk_head_dim, between(1, models::kMaxHidden)));
+  t.push_back(field("model", "qk_pos_emb_head_dim", "", "MLA: a head's RoPE query/key width", m,
+                    &ModelSpec::qk_pos_emb_head_dim, between(1, models::kMaxHidden)));
+  t.push_back(field("model", "v_head_dim", "", "MLA: a head's value width", m, &ModelSpec::v_head_dim,
+                    between(1, models::kMaxHidden)));
   t.push_back(field("model", "num_experts", "", "experts per MoE layer (0: a dense model)", m, &ModelSpec::num_experts,
                     between(0, models::kMaxExperts)));
   t.push_back(field("model", "moe_router_topk", "", "experts each token is routed to", m, &ModelSpec::moe_router_topk,
@@ -224,6 +237,14 @@ void add_plan_keys(std::vector<KeySpec>& t) {
                     &ParallelPlan::grad_reduce_in_bf16));
   t.push_back(enum_field("plan", "recompute_granularity", "none|selective|full", "activation recomputation", p,
                          &ParallelPlan::recompute_granularity, models::parse_recompute_granularity));
+  t.push_back(custom(
+      "plan", "recompute_modules", ValueType::kString, "",
+      "comma-separated: core_attn|layernorm|mla_up_proj|moe_act|mlp",
+      "what selective recompute reruns in backward instead of keeping (Megatron's --recompute-modules)",
+      [](Scenario& s, const Value& v) {
+        s.plan.recompute_modules = models::parse_recompute_modules(text_of(v), "plan.recompute_modules");
+      },
+      [](const Scenario& s) -> Value { return models::to_string_recompute_modules(s.plan.recompute_modules); }));
   t.push_back(field("plan", "overlap_grad_reduce", "", "DP reduce-scatter overlapped with backward", p,
                     &ParallelPlan::overlap_grad_reduce));
   t.push_back(field("plan", "overlap_param_gather", "", "DP all-gather prefetched during forward", p,

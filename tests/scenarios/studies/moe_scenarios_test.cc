@@ -76,5 +76,22 @@ TEST(MoeScenarios, MegaScaleMoeExposesLessThanItsMegatronBaseline) {
   }
 }
 
+TEST(MoeScenarios, DeepSeekV3StatesItsArchitectureFitsAndRuns) {
+  const Scenario s = shipped("deepseek/v3.toml");
+  EXPECT_TRUE(s.model.multi_latent_attention);
+  EXPECT_EQ(s.model.num_experts, 256);
+  EXPECT_EQ(s.model.moe_router_topk, 8);
+  EXPECT_EQ(s.model.moe_first_dense_layers, 3);
+  EXPECT_EQ(s.plan.expert_model_parallel_size, 64);
+  EXPECT_EQ(s.plan.fp8, models::Fp8Format::kE4m3);
+  EXPECT_NEAR(static_cast<double>(models::parameter_count(s.model, 1)), 671e9, 1e9);
+  const RunResult run = run_iteration_study(s);
+  EXPECT_EQ(run.report.plan.dp, 128);
+  EXPECT_EQ(run.report.plan.edp, 2);
+  ASSERT_TRUE(run.report.memory.has_value());
+  EXPECT_LE(static_cast<double>(run.report.memory->peak().total_bytes()), 80 * 1.073741824e9);
+  EXPECT_GT(run.report.mfu, 0);
+}
+
 }  // namespace
 }  // namespace megasim::scenarios
