@@ -43,7 +43,7 @@ ExpertDims expert_dims(const ModelSpec& model, const ResolvedPlan& plan, const D
   e.balanced_rows = dbl(x.region_tokens) * dbl(e.topk) * dbl(plan.etp) * load.kept;
   e.rows = dbl(x.region_tokens) * dbl(e.topk) * dbl(plan.etp) * load.busiest;
   e.gathered = dbl(x.region_tokens) * dbl(plan.ep * plan.etp);
-  e.alltoall = plan.plan.moe_token_dispatcher_type == MoeTokenDispatcher::kAlltoall;
+  e.alltoall = plan.plan.moe_token_dispatcher_type != MoeTokenDispatcher::kAllgather;  // flex permutes too
   e.grouped = plan.plan.moe_grouped_gemm;
   e.glu = model.activation == Activation::kSwiglu;
   e.fp8 = x.fp8;

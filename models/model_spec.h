@@ -51,6 +51,11 @@ struct ModelSpec {
   // How unevenly the router spreads tokens: the coefficient of variation of the experts' expected
   // shares (0: every expert equally popular, as with a well-balanced auxiliary loss).
   double moe_router_load_skew = 0;
+  // Group-limited routing (Megatron's --moe-router-num-groups, --moe-router-group-topk; DeepSeek-V3's
+  // node-limited routing): the experts in moe_router_num_groups equal groups, each token's experts
+  // drawn from at most moe_router_group_topk of them. 0: unlimited.
+  std::int64_t moe_router_num_groups = 0;
+  std::int64_t moe_router_group_topk = 0;
 };
 
 // Upper bounds far beyond any published model (hidden 25,600 and vocabularies of 256 k at most),

@@ -100,6 +100,22 @@ void validate_moe(const ModelSpec& model) {
         "model.moe_expert_capacity_factor", fmt::format("{}", c),
         fmt::format("0 (dropless) or a factor above 0 and at most num_experts {}", model.num_experts));
   }
+  if (model.moe_router_num_groups != 0 || model.moe_router_group_topk != 0) {
+    const std::int64_t groups = model.moe_router_num_groups;
+    if (groups < 1 || model.num_experts % groups != 0) {
+      throw sim::ConfigError(
+          "model.moe_router_num_groups", std::to_string(groups),
+          fmt::format("a divisor of num_experts {} (with moe_router_group_topk)", model.num_experts));
+    }
+    const std::int64_t per_group = model.num_experts / groups;
+    if (model.moe_router_group_topk < 1 || model.moe_router_group_topk > groups ||
+        model.moe_router_group_topk * per_group < model.moe_router_topk) {
+      throw sim::ConfigError("model.moe_router_group_topk", std::to_string(model.moe_router_group_topk),
+                             fmt::format("from 1 to moe_router_num_groups {}, its groups holding at least "
+                                         "moe_router_topk {} experts ({} each)",
+                                         groups, model.moe_router_topk, per_group));
+    }
+  }
   const double skew = model.moe_router_load_skew;
   if (!(skew >= 0 && skew <= kMaxLoadSkew)) {
     throw sim::ConfigError("model.moe_router_load_skew", fmt::format("{}", skew),

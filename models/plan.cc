@@ -272,9 +272,14 @@ void check_experts(const ModelSpec& model, std::int64_t gpus_per_server, Resolve
     throw ConfigError("plan.sequence_parallel", "false",
                       "true: Megatron-LM requires sequence parallelism for MoE with tensor parallelism");
   }
-  if (p.overlap_moe_expert_parallel_comm && p.moe_token_dispatcher_type != MoeTokenDispatcher::kAlltoall) {
+  if (p.overlap_moe_expert_parallel_comm && p.moe_token_dispatcher_type == MoeTokenDispatcher::kAllgather) {
     throw ConfigError("plan.overlap_moe_expert_parallel_comm", "true",
-                      "false unless moe_token_dispatcher_type is alltoall (Megatron overlaps its all-to-alls)");
+                      "false unless moe_token_dispatcher_type is alltoall or flex (Megatron overlaps their "
+                      "all-to-alls)");
+  }
+  if (p.moe_token_dispatcher_type == MoeTokenDispatcher::kFlex && out.etp != 1) {
+    throw ConfigError("plan.expert_tensor_parallel_size", str(out.etp),
+                      "1 with moe_token_dispatcher_type flex (DeepEP moves whole tokens)");
   }
   if (shards_gradients(p)) {
     throw ConfigError("plan.data_parallel_sharding_strategy", std::string(to_string(p.data_parallel_sharding_strategy)),
@@ -313,6 +318,7 @@ ResolvedPlan resolve_plan(const ModelSpec& model, const ParallelPlan& plan, std:
   ResolvedPlan out;
   out.plan = plan;
   out.world_size = world_size;
+  out.gpus_per_server = gpus_per_server;
   out.tp = plan.tensor_model_parallel_size;
   out.pp = plan.pipeline_model_parallel_size;
   check_tensor(model, out.tp, gpus_per_server);
@@ -396,11 +402,20 @@ std::string_view to_string(DataParallelSharding strategy) {
 MoeTokenDispatcher parse_moe_token_dispatcher(std::string_view text, std::string_view key) {
   if (text == "allgather") return MoeTokenDispatcher::kAllgather;
   if (text == "alltoall") return MoeTokenDispatcher::kAlltoall;
-  throw ConfigError(std::string(key), std::string(text), "allgather or alltoall");
+  if (text == "flex") return MoeTokenDispatcher::kFlex;
+  throw ConfigError(std::string(key), std::string(text), "allgather, alltoall or flex");
 }
 
 std::string_view to_string(MoeTokenDispatcher dispatcher) {
-  return dispatcher == MoeTokenDispatcher::kAlltoall ? "alltoall" : "allgather";
+  switch (dispatcher) {
+    case MoeTokenDispatcher::kAlltoall:
+      return "alltoall";
+    case MoeTokenDispatcher::kFlex:
+      return "flex";
+    case MoeTokenDispatcher::kAllgather:
+      break;
+  }
+  return "allgather";
 }
 
 CpCommType parse_cp_comm_type(std::string_view text, std::string_view key) {

@@ -47,7 +47,10 @@ enum class DataParallelSharding : std::uint8_t { kNoShard, kOptim, kOptimGrads, 
 // expert-parallel group (and back after the experts); kAllgather all-gathers every rank's tokens
 // over the group, each rank keeps those routed to its experts, and a reduce-scatter returns the
 // outputs (Megatron's default, meant for small EP or many experts per token).
-enum class MoeTokenDispatcher : std::uint8_t { kAllgather, kAlltoall };
+// kFlex is Megatron's flex dispatcher on DeepEP: each token goes once to every server its
+// experts are on (over the network, one rank per server) and on over NVLink, and back the same way
+// for the combine; with fp8 it dispatches in FP8 (the combine stays BF16).
+enum class MoeTokenDispatcher : std::uint8_t { kAllgather, kAlltoall, kFlex };
 
 // Megatron's --cp-comm-type: how the context-parallel ranks of an attention layer exchange keys
 // and values. kP2p passes K/V blocks around the CP ring, overlapped with each step's attention
@@ -185,6 +188,7 @@ struct ResolvedPlan {
   std::int64_t num_microbatches = 0;      // per DP rank per iteration: global / (micro * dp)
   std::int64_t padded_vocab_size = 0;
   std::int64_t world_size = 0;
+  std::int64_t gpus_per_server = 1;  // of the cluster the plan was resolved for
   std::vector<std::string> warnings;
 
   [[nodiscard]] bool interleaved() const { return virtual_stages > 1; }

@@ -2,6 +2,8 @@
 // Megatron-LM issues around them (megatron/core/tensor_parallel/mappings.py and layers.py,
 // vocab-parallel cross-entropy in cross_entropy.py), the data-loading broadcasts of get_batch, and
 // the optimizer step.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -152,6 +154,9 @@ KernelList chunk_backward(const ModelSpec& model, const ResolvedPlan& plan, cons
 //    group of the rank's T x k rows (nccl-tests size: the send buffer), scaled by the load factor
 //    (the busiest rank's receive sets the pace); with expert TP an all-gather of the received rows
 //    over the expert-tensor group before the experts and a reduce-scatter after;
+//  - flex dispatcher (DeepEP): each token crosses the network once per other server its experts
+//    are on and fans out over NVLink there (flex_dispatch_bytes); the dispatch in FP8 with fp8, the
+//    combine and both backward transposes in BF16;
 //  - allgather dispatcher: an all-gather of the tokens over the expert-tensor-and-expert group
 //    before the experts and a reduce-scatter of their outputs after;
 //  - the shared expert's all-gather of its input and reduce-scatter of its output over TP (as a
@@ -159,6 +164,26 @@ KernelList chunk_backward(const ModelSpec& model, const ResolvedPlan& plan, cons
 // Backward runs the transpose of each: all-to-all for all-to-all, reduce-scatter for all-gather.
 // With overlap_moe_expert_parallel_comm the expert collectives are overlappable (another
 // micro-batch's GEMMs hide them, up to the SMs NCCL takes).
+// The flex dispatcher's traffic as the all-to-all over the EP group that moves the same bytes
+// through each GPU's NIC: a token whose k experts are spread over N servers of n_local group
+// members each touches D = N (1 - (1 - 1/N)^k) distinct servers (with group-limited routing whose
+// groups are the servers, G = moe_router_group_topk (1 - (1 - 1/G)^k) of its G chosen ones), all
+// but its own (D (N - 1) / N) over the network, once each; an all-to-all of S moves
+// S (n - n_local) / n over the network, so S = T h b D (N - 1) / N x n / (n - n_local). Inside one
+// server (N = 1) DeepEP sends each token once per distinct GPU: D = n (1 - (1 - 1/n)^k).
+double flex_dispatch_bytes(const ModelSpec& model, const ResolvedPlan& plan, double token_bytes) {
+  const auto n = static_cast<double>(plan.ep);
+  const double local = std::min(n, static_cast<double>(plan.gpus_per_server));
+  const double servers = std::ceil(n / local);
+  const auto k = static_cast<double>(model.moe_router_topk);
+  const auto distinct = [k](double among) { return among * (1 - std::pow(1 - 1 / among, k)); };
+  if (servers <= 1) return token_bytes * distinct(n);
+  const bool node_limited =
+      model.moe_router_num_groups == static_cast<std::int64_t>(servers) && model.moe_router_group_topk > 0;
+  const double touched = node_limited ? distinct(static_cast<double>(model.moe_router_group_topk)) : distinct(servers);
+  return token_bytes * touched * (servers - 1) / servers * n / (n - local);
+}
+
 std::vector<TpCollective> moe_collectives(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x,
                                           bool backward) {
   std::vector<TpCollective> out;
@@ -177,7 +202,15 @@ std::vector<TpCollective> moe_collectives(const ModelSpec& model, const Resolved
     }
   }
   const bool hidden = plan.plan.overlap_moe_expert_parallel_comm;
-  if (plan.plan.moe_token_dispatcher_type == MoeTokenDispatcher::kAlltoall) {
+  if (plan.plan.moe_token_dispatcher_type == MoeTokenDispatcher::kFlex) {
+    if (plan.ep > 1) {
+      const double tokens = x.hidden_bytes / static_cast<double>(x.tp) * expert_load_factor(model, plan);  // bf16
+      const double bf16 = flex_dispatch_bytes(model, plan, tokens);
+      const double dispatch = !backward && uses_fp8(plan.plan) ? bf16 / 2 : bf16;
+      out.push_back(call(CollectiveOp::kAllToAll, dispatch, 1, hidden, ComputeGroup::kExpert));
+      out.push_back(call(CollectiveOp::kAllToAll, bf16, 1, hidden, ComputeGroup::kExpert));
+    }
+  } else if (plan.plan.moe_token_dispatcher_type == MoeTokenDispatcher::kAlltoall) {
     if (plan.ep > 1) out.push_back(call(CollectiveOp::kAllToAll, rows_bytes, 2, hidden, ComputeGroup::kExpert));
     if (plan.etp > 1) {
       const double gathered = rows_bytes * static_cast<double>(plan.etp);

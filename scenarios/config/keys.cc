@@ -198,6 +198,11 @@ void add_model_keys(std::vector<KeySpec>& t) {
   t.push_back(field("model", "moe_expert_capacity_factor", "",
                     "tokens an expert takes, times its balanced share; the rest are dropped (0: dropless)", m,
                     &ModelSpec::moe_expert_capacity_factor, between(0.0, static_cast<double>(models::kMaxExperts))));
+  t.push_back(field("model", "moe_router_num_groups", "",
+                    "group-limited routing: the experts' groups (DeepSeek's nodes; 0: unlimited)", m,
+                    &ModelSpec::moe_router_num_groups, between(0, models::kMaxExperts)));
+  t.push_back(field("model", "moe_router_group_topk", "", "group-limited routing: groups a token's experts come from",
+                    m, &ModelSpec::moe_router_group_topk, between(0, models::kMaxExperts)));
   t.push_back(field("model", "moe_router_load_skew", "",
                     "coefficient of variation of the experts' expected token shares (0: balanced); the busiest "
                     "expert rank sets the pace",
@@ -293,9 +298,10 @@ void add_plan_keys(std::vector<KeySpec>& t) {
   t.push_back(field("plan", "expert_tensor_parallel_size", "",
                     "ranks each expert's MLP is split over (0: the tensor-parallel size)", p,
                     &ParallelPlan::expert_tensor_parallel_size, between(0, 4096)));
-  t.push_back(enum_field("plan", "moe_token_dispatcher_type", "allgather|alltoall",
-                         "how tokens reach their experts: all-gather over the expert group, or all-to-all", p,
-                         &ParallelPlan::moe_token_dispatcher_type, models::parse_moe_token_dispatcher));
+  t.push_back(enum_field("plan", "moe_token_dispatcher_type", "allgather|alltoall|flex",
+                         "how tokens reach their experts: all-gather over the expert group, all-to-all, or DeepEP "
+                         "(once per server over the network)",
+                         p, &ParallelPlan::moe_token_dispatcher_type, models::parse_moe_token_dispatcher));
   t.push_back(field("plan", "moe_grouped_gemm", "", "one grouped GEMM for a rank's experts (else one GEMM each)", p,
                     &ParallelPlan::moe_grouped_gemm));
   t.push_back(field("plan", "overlap_moe_expert_parallel_comm", "",

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <vector>
 
 #include "models/flops.h"
 #include "models/memory.h"
@@ -244,6 +245,54 @@ TEST(Moe, OverlappedExpertCommunicationIsMarkedOverlappable) {
   }
   p.moe_token_dispatcher_type = MoeTokenDispatcher::kAllgather;
   EXPECT_EQ(plan_error_key(m, p, 8), "plan.overlap_moe_expert_parallel_comm");
+}
+
+// The flex (DeepEP) dispatcher sends each token once per other server its experts are on. EP 64
+// over 8 servers of 8, top-8: unlimited, a token touches D = 8 (1 - (7/8)^8) = 5.25 servers; with
+// node-limited routing to 4 of the 8 groups, D = 4 (1 - (3/4)^8) = 3.60. Of D, (N-1)/N are other
+// servers, and the equivalent all-to-all over 64 moves 56/64 of its bytes over the network, so its
+// size is T h b D. FP8 dispatch halves b; the combine stays BF16.
+TEST(Moe, FlexDispatcherSendsEachTokenOncePerServer) {
+  ModelSpec m = mixtral();
+  m.num_experts = 256;
+  m.moe_router_topk = 8;
+  ParallelPlan p = moe_plan(1, 1, 64, 64);
+  p.moe_token_dispatcher_type = MoeTokenDispatcher::kFlex;
+  const auto calls = [&](const ModelSpec& model, const ParallelPlan& plan) {
+    const ResolvedPlan r = resolve_plan(model, plan, 64, 8);
+    const Workload w = build_workload(model, r);
+    std::vector<double> bytes;
+    for (const KernelList& list : w.kernels) {
+      if (list.name != "moe layer forward") continue;
+      for (const TpCollective& c : list.tp_collectives) {
+        if (c.group == ComputeGroup::kExpert) bytes.push_back(c.bytes / expert_load_factor(model, r));
+      }
+    }
+    return bytes;
+  };
+  const double token_bytes = 4096.0 * 4096 * 2;  // T = s tokens of h bf16
+  const std::vector<double> unlimited = calls(m, p);
+  ASSERT_EQ(unlimited.size(), 2U);
+  EXPECT_NEAR(unlimited[0], token_bytes * 8 * (1 - std::pow(7.0 / 8, 8)), 1e-6 * token_bytes);
+  ModelSpec limited = m;
+  limited.moe_router_num_groups = 8;
+  limited.moe_router_group_topk = 4;
+  EXPECT_NEAR(calls(limited, p)[1], token_bytes * 4 * (1 - std::pow(3.0 / 4, 8)), 1e-6 * token_bytes);
+  ParallelPlan fp8 = p;
+  fp8.fp8 = Fp8Format::kE4m3;
+  const std::vector<double> halved = calls(limited, fp8);
+  EXPECT_NEAR(halved[0], halved[1] / 2, 1e-9 * halved[1]);
+  // Bad groups are refused by name.
+  ModelSpec uneven = limited;
+  uneven.moe_router_num_groups = 3;
+  EXPECT_EQ(plan_error_key(uneven, p, 64), "model.moe_router_num_groups");
+  ModelSpec too_few = limited;
+  too_few.moe_router_group_topk = 0;
+  EXPECT_EQ(plan_error_key(too_few, p, 64), "model.moe_router_group_topk");
+  ParallelPlan etp = moe_plan(2, 1, 8, 64);
+  etp.moe_token_dispatcher_type = MoeTokenDispatcher::kFlex;
+  etp.expert_tensor_parallel_size = 2;
+  EXPECT_EQ(plan_error_key(m, etp, 64), "plan.expert_tensor_parallel_size");
 }
 
 // The distributed optimizer shards the dense state over DP and the experts' over expert DP.
