@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <string>
+
 #include "sim/error.h"
 
 namespace megasim::backend {
@@ -12,6 +14,12 @@ void require_real_backend_groups(const models::Workload& workload, std::string_v
     throw sim::ConfigError("plan.context_parallel_size", std::to_string(plan.cp),
                            fmt::format("1 on the {} backend, whose communicators are the tensor, pipeline and "
                                        "data-parallel groups (context parallelism runs on the sim backend)",
+                                       backend));
+  }
+  if (models::uses_fp8(plan.plan)) {
+    throw sim::ConfigError("plan.fp8", std::string(models::to_string(plan.plan.fp8)),
+                           fmt::format("none on the {} backend, whose GEMMs run in BF16 (FP8 is modelled by the sim "
+                                       "backend)",
                                        backend));
   }
   if (plan.ep != 1) {

@@ -23,18 +23,7 @@ using testing::plan_error_key;
 
 // A Llama-style model: GQA (8 groups of 128), SwiGLU, RoPE, no dropout, 32K tokens per sequence.
 ModelSpec llama() {
-  ModelSpec m;
-  m.num_layers = 8;
-  m.hidden_size = 4096;
-  m.num_attention_heads = 32;
-  m.num_query_groups = 8;
-  m.ffn_hidden_size = 14336;
-  m.activation = Activation::kSwiglu;
-  m.position_embedding_type = PositionEmbedding::kRope;
-  m.seq_length = 32768;
-  m.vocab_size = 32000;
-  m.hidden_dropout = 0;
-  return m;
+  return testing::llama_style(8, 32768);
 }
 
 ParallelPlan cp_plan(std::int64_t tp, std::int64_t cp, CpCommType type, std::int64_t global = 16) {

@@ -19,18 +19,7 @@ namespace {
 using testing::plan_error_key;
 
 ModelSpec llama() {
-  ModelSpec m;
-  m.num_layers = 8;
-  m.hidden_size = 4096;
-  m.num_attention_heads = 32;
-  m.num_query_groups = 8;
-  m.ffn_hidden_size = 14336;
-  m.activation = Activation::kSwiglu;
-  m.position_embedding_type = PositionEmbedding::kRope;
-  m.seq_length = 4096;
-  m.vocab_size = 32000;
-  m.hidden_dropout = 0;
-  return m;
+  return testing::llama_style(8, 4096);
 }
 
 ParallelPlan fp8_plan(Fp8Format format) {

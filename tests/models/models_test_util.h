@@ -30,6 +30,18 @@ inline ModelSpec gpt_175b() {
   return gpt(96, 12288, 96);
 }
 
+// A Llama-style model of `layers` layers and `seq` tokens: hidden 4,096, 32 heads in 8 query groups,
+// SwiGLU of 14,336, RoPE, no dropout, vocabulary 32,000 (Mixtral's dense dimensions).
+inline ModelSpec llama_style(std::int64_t layers, std::int64_t seq) {
+  ModelSpec m = gpt(layers, 4096, 32, 32000, seq);
+  m.num_query_groups = 8;
+  m.ffn_hidden_size = 14336;
+  m.activation = Activation::kSwiglu;
+  m.position_embedding_type = PositionEmbedding::kRope;
+  m.hidden_dropout = 0;
+  return m;
+}
+
 // A plan from the CSV's columns: vpp_chunks 0 = no interleaving.
 inline ParallelPlan plan_of(const ModelSpec& m, std::int64_t tp, std::int64_t pp, std::int64_t vpp_chunks,
                             std::int64_t micro, std::int64_t global) {

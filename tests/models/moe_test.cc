@@ -25,18 +25,8 @@ using testing::plan_error_key;
 // Mixtral 8x7B (Jiang et al. 2024): 32 layers, hidden 4,096, 32 heads, 8 KV heads, 8 SwiGLU experts
 // of 14,336, top-2, vocabulary 32,000, RoPE, untied embeddings.
 ModelSpec mixtral() {
-  ModelSpec m;
-  m.num_layers = 32;
-  m.hidden_size = 4096;
-  m.num_attention_heads = 32;
-  m.num_query_groups = 8;
-  m.ffn_hidden_size = 14336;
-  m.activation = Activation::kSwiglu;
-  m.position_embedding_type = PositionEmbedding::kRope;
-  m.seq_length = 4096;
-  m.vocab_size = 32000;
+  ModelSpec m = testing::llama_style(32, 4096);
   m.untie_embeddings_and_output_weights = true;
-  m.hidden_dropout = 0;
   m.num_experts = 8;
   m.moe_router_topk = 2;
   return m;

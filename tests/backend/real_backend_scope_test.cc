@@ -1,0 +1,43 @@
+// The real backends refuse what their communicators and kernels cannot run, naming the key:
+// context parallelism, expert groups, FP8.
+#include "backend/real_backend_scope.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/error.h"
+
+namespace megasim::backend {
+namespace {
+
+std::string refusal(const models::Workload& w) {
+  try {
+    require_real_backend_groups(w, "cpu");
+  } catch (const sim::ConfigError& e) {
+    return e.key();
+  }
+  return "";
+}
+
+TEST(RealBackendScope, RefusesWhatOnlyTheSimulatorModels) {
+  models::Workload w;
+  w.plan.tp = 2;
+  w.plan.etp = 2;
+  EXPECT_EQ(refusal(w), "");  // experts whole on every TP group (or none): runs for real
+  models::Workload cp = w;
+  cp.plan.cp = 2;
+  EXPECT_EQ(refusal(cp), "plan.context_parallel_size");
+  models::Workload ep = w;
+  ep.plan.ep = 4;
+  EXPECT_EQ(refusal(ep), "plan.expert_model_parallel_size");
+  models::Workload etp = w;
+  etp.plan.etp = 1;
+  EXPECT_EQ(refusal(etp), "plan.expert_tensor_parallel_size");
+  models::Workload fp8 = w;
+  fp8.plan.plan.fp8 = models::Fp8Format::kE4m3;
+  EXPECT_EQ(refusal(fp8), "plan.fp8");
+}
+
+}  // namespace
+}  // namespace megasim::backend
