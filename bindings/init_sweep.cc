@@ -132,8 +132,10 @@ SweepRow row_from_dict(const py::dict& d) {
 // The scenario is copied before the GIL is released: another Python thread may change it meanwhile.
 py::list candidates(const scenarios::Scenario& s, const std::vector<std::string>& vary,
                     std::int64_t max_micro_batch_size) {
-  const scenarios::SweepOptions options = sweep_options(vary, max_micro_batch_size);
   const scenarios::Scenario copy = s;
+  // As the CLI's sweep: expert and context parallelism searched too (with_searched_parallelism).
+  const scenarios::SweepOptions options =
+      scenarios::with_searched_parallelism(copy, sweep_options(vary, max_micro_batch_size));
   std::vector<SweepCandidate> out;
   {
     py::gil_scoped_release release;
@@ -177,11 +179,13 @@ py::list rows_to_list(const std::vector<SweepRow>& rows) {
   return out;
 }
 
-scenarios::SweepReport report(const std::vector<std::string>& vary, std::int64_t max_micro_batch_size,
-                              const py::list& rows, std::size_t confirm_top) {
+scenarios::SweepReport report(const scenarios::Scenario& s, const std::vector<std::string>& vary,
+                              std::int64_t max_micro_batch_size, const py::list& rows, std::size_t confirm_top) {
   std::vector<SweepRow> parsed = rows_from_list(rows);
+  const scenarios::SweepOptions options =
+      scenarios::with_searched_parallelism(s, sweep_options(vary, max_micro_batch_size, confirm_top));
   py::gil_scoped_release release;
-  return scenarios::make_sweep_report(sweep_options(vary, max_micro_batch_size, confirm_top), std::move(parsed));
+  return scenarios::make_sweep_report(options, std::move(parsed));
 }
 
 }  // namespace
@@ -228,8 +232,9 @@ void init_sweep(py::module_& m) {
           py::arg("index"), py::arg("row"))
       .def("remaining", &scenarios::SweepConfirmation::remaining)
       .def("rows", [](const scenarios::SweepConfirmation& c) { return rows_to_list(c.rows()); });
-  m.def("_sweep_report", &report, py::arg("vary"), py::arg("max_micro_batch_size"), py::arg("rows"),
-        py::arg("confirm_top"), "Ranks one row per candidate, given in any order (make_sweep_report)");
+  m.def("_sweep_report", &report, py::arg("scenario"), py::arg("vary"), py::arg("max_micro_batch_size"),
+        py::arg("rows"), py::arg("confirm_top"),
+        "Ranks one row per candidate of the scenario's sweep, given in any order (make_sweep_report)");
 }
 
 }  // namespace megasim::bindings

@@ -78,9 +78,10 @@ def _trace_dict(trace, ranks, max_ranks):
     from .reports import RunReport
 
     if isinstance(trace, RunReport):
-        if not ranks:  # TP rank 0 of replica 0 of the spread stages (rank order tp-dp-pp)
+        if not ranks:  # TP rank 0 of replica 0 of the spread stages (rank order tp-cp-dp-pp)
             plan = trace.plan
-            ranks = [s * plan["tp"] * plan["dp"] for s in _spread(list(range(plan["pp"])), max_ranks)]
+            stage_ranks = plan["tp"] * plan.get("cp", 1) * plan["dp"]
+            ranks = [s * stage_ranks for s in _spread(list(range(plan["pp"])), max_ranks)]
         return trace.trace_events(ranks=ranks)
     if isinstance(trace, (str, os.PathLike)):
         with open(_inputs.input_file("trace", trace, "a trace.json megasim wrote")) as f:

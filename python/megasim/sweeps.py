@@ -220,7 +220,7 @@ def sweep(scenario, *, vary=(), gpus=(), max_micro_batch_size=0, executor=None, 
     confirm_top = 0 if full else max(confirm_top, top or 0)
     candidates = _megasim._sweep_candidates(scenario, specs, max_micro_batch_size)
     rows = _evaluate_all(scenario, candidates, executor, confirm_top)
-    report = _megasim._sweep_report(specs, max_micro_batch_size, rows, confirm_top)
+    report = _megasim._sweep_report(scenario, specs, max_micro_batch_size, rows, confirm_top)
     frame = read_csv(io.StringIO(report.csv()))
     if top is not None and top > 0:
         frame = frame[frame["rank"].isna() | (frame["rank"] <= top)].reset_index(drop=True)

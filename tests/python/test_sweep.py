@@ -184,3 +184,19 @@ def test_sweep_frame_plots(varied, tmp_path):
     out = plot_cli(tmp_path / "cli_sweep.csv", "--out", tmp_path / "sweep_cli.png")
     assert out.returncode == 0, out.stderr
     assert_png(tmp_path / "sweep_cli.png")
+
+
+def test_moe_sweep_searches_expert_parallelism_as_the_cli(tmp_path):
+    """An MoE model's sweep also varies plan.expert_model_parallel_size over the divisors of its
+    expert count, in Python as on the command line."""
+    overrides = {"model.num_experts": 4, "plan.moe_token_dispatcher_type": "alltoall"}
+    scenario = megasim.load(SMALL)
+    for key, value in overrides.items():
+        scenario.set(key, value)
+    frame = megasim.sweep(scenario, max_micro_batch_size=1)
+    assert "plan.expert_model_parallel_size" in frame.columns
+    assert set(frame["plan.expert_model_parallel_size"].astype(str)) == {"1", "2", "4"}
+    path = tmp_path / "cli_moe_sweep.csv"
+    sets = [arg for key, value in overrides.items() for arg in ("--set", f"{key}={value}")]
+    cli("sweep", SMALL, *sets, "--max-micro-batch", 1, "--csv", path)
+    assert_same(frame, read_csv(path))
