@@ -135,7 +135,8 @@ std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& 
   std::int64_t dense = 0, moe = 0;
   for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
     const std::int64_t layers = plan.chunk_layers(stage, chunk);
-    const std::int64_t moe_layers = moe_layers_in(model, plan.chunk_first_layer(stage, chunk), layers);
+    const std::int64_t moe_layers =
+        is_moe(model) ? moe_layers_in(model, plan.chunk_first_layer(stage, chunk), layers) : 0;
     dense += in_flight_chunks_of(plan, stage, chunk) * (layers - moe_layers);
     moe += in_flight_chunks_of(plan, stage, chunk) * moe_layers;
   }

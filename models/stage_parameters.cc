@@ -25,11 +25,16 @@ ParameterCount chunk_parameters(const ModelSpec& model, const ResolvedPlan& plan
   MEGASIM_ASSERT(stage >= 0 && stage < plan.pp && chunk >= 0 && chunk < plan.virtual_stages,
                  "stage and chunk must exist in the plan");
   ParameterCount out;
-  const std::int64_t first = plan.chunk_first_layer(stage, chunk);
-  for (std::int64_t layer = first; layer < first + plan.chunk_layers(stage, chunk); ++layer) {
-    const ParameterCount one = layer_parameters(model, plan, layer);
-    out.dense += one.dense;
-    out.expert += one.expert;
+  const std::int64_t layers = plan.chunk_layers(stage, chunk);
+  if (!is_moe(model)) {
+    out.dense = layers * layer_parameter_count_per_tp_rank(model, plan.tp);
+  } else {
+    const std::int64_t first = plan.chunk_first_layer(stage, chunk);
+    for (std::int64_t layer = first; layer < first + layers; ++layer) {
+      const ParameterCount one = layer_parameters(model, plan, layer);
+      out.dense += one.dense;
+      out.expert += one.expert;
+    }
   }
   const bool holds_ends = (stage == 0 && chunk == 0) || (stage == plan.pp - 1 && chunk == plan.virtual_stages - 1);
   if (holds_ends) out.dense += end_parameters(model, plan, stage);

@@ -314,6 +314,7 @@ std::int64_t replicated_layer_parameters(const ModelSpec& model, std::int64_t tp
 
 // MoE layers among the layers of `stage`, over its chunks.
 std::int64_t stage_moe_layers(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
+  if (!is_moe(model)) return 0;
   std::int64_t n = 0;
   for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
     n += moe_layers_in(model, plan.chunk_first_layer(stage, chunk), plan.chunk_layers(stage, chunk));

@@ -100,10 +100,18 @@ class StageBuilder {
         send_(steps_.size(), -1),
         last_backward_(last_backward_steps()),
         sharded_gather_(steps_.size(), -1),
-        recvs_after_(steps_.size() + 1) {
+        recvs_after_(steps_.size() + 1),
+        moe_layers_(static_cast<std::size_t>(plan.virtual_stages), 0) {
     for (std::size_t i = 0; i < steps_.size(); ++i) {
       if (comm_[i].recv)
         recvs_after_[static_cast<std::size_t>(comm_[i].recv_after + 1)].push_back(static_cast<std::int32_t>(i));
+    }
+    // Once per chunk, not per step (chunk_first_layer walks the virtual stages before it).
+    if (is_moe(model)) {
+      for (std::int64_t c = 0; c < plan.virtual_stages; ++c) {
+        moe_layers_[static_cast<std::size_t>(c)] = static_cast<std::int32_t>(
+            moe_layers_in(model, plan.chunk_first_layer(stage, c), plan.chunk_layers(stage, c)));
+      }
     }
   }
 
@@ -221,9 +229,8 @@ class StageBuilder {
     const bool forward = s.pass == PassKind::kForward;
     const bool embedding = stage_ == 0 && s.chunk == 0;
     const bool output = stage_ == plan_.pp - 1 && s.chunk == plan_.virtual_stages - 1;
-    const std::int64_t layers = plan_.chunk_layers(stage_, s.chunk);
-    const auto moe = static_cast<std::int32_t>(moe_layers_in(model_, plan_.chunk_first_layer(stage_, s.chunk), layers));
-    const auto dense = static_cast<std::int32_t>(layers) - moe;
+    const auto moe = moe_layers_[static_cast<std::size_t>(s.chunk)];
+    const auto dense = static_cast<std::int32_t>(plan_.chunk_layers(stage_, s.chunk)) - moe;
     Task t;
     t.category = forward ? TaskCategory::kForward : TaskCategory::kBackward;
     t.microbatch = s.microbatch;
@@ -369,6 +376,7 @@ class StageBuilder {
   std::vector<std::int32_t> last_backward_;             // step of each chunk's last backward
   std::vector<std::int32_t> sharded_gather_;            // task index of each step's parameter gather, -1 when none
   std::vector<std::vector<std::int32_t>> recvs_after_;  // [j + 1]: steps whose receive follows step j
+  std::vector<std::int32_t> moe_layers_;                // per model chunk: its MoE layers
   std::vector<std::vector<std::int32_t>> gathers_;
   std::vector<std::int32_t> grad_reduces_;
   std::unordered_set<std::int32_t> waited_;
