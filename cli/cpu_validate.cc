@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "backend/real_backend_scope.h"
 #include "cli/measure_options.h"
 #include "cli/scenario_options.h"
 #include "models/memory.h"
@@ -141,7 +140,6 @@ void validate_on_cpu(const scenarios::Scenario& s, const CpuValidateOptions& o,
       rounds.push_back(scenarios::run_cpu_calibration(s, probe));
     };
   }
-  backend::require_real_backend_groups(workload, "cpu");
   backend::make_backend(backend::BackendId::kCpu)->run(workload, run, [&](const std::vector<backend::Trace>& measured) {
     if (o.interleaved) {
       done(compare_interleaved(s, o, rounds, measured));

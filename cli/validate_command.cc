@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "backend/real_backend_scope.h"
 #include "backend/registry.h"
 #include "cli/commands.h"
 #include "cli/cpu_validate.h"
@@ -100,7 +99,6 @@ void validate_on_cuda(const ValidateOptions& o, const scenarios::Scenario& s) {
   cuda->require_machine();
   const scenarios::RunResult predicted = scenarios::run_iteration_study(s);
   if (!o.shard) {
-    backend::require_real_backend_groups(predicted.workload, "cuda");
     const backend::MeasureOptions run = measure_options(o.warmup, o.iterations, checked_timeout(o.timeout_s));
     cuda->run(predicted.workload, run, [&](const std::vector<backend::Trace>& measured) {
       scenarios::ValidationReport report = scenarios::compare(predicted.workload, predicted.trace, measured, s.name);

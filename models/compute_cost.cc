@@ -72,6 +72,13 @@ double gemm_flops(const GemmShape& shape) {
          static_cast<double>(shape.batch);
 }
 
+double fp8_gemm_bytes(const GemmShape& shape) {
+  const auto m = static_cast<double>(shape.m);
+  const auto n = static_cast<double>(shape.n);
+  const auto k = static_cast<double>(shape.k);
+  return (m * k + k * n + kBf16Bytes * m * n) * static_cast<double>(shape.batch);
+}
+
 double gemm_bytes(const GemmShape& shape) {
   const auto m = static_cast<double>(shape.m);
   const auto n = static_cast<double>(shape.n);
@@ -90,9 +97,7 @@ double fp8_gemm_time_s(const GemmShape& shape, const GpuSpec& gpu, const Compute
   MEGASIM_ASSERT(gpu.peak_fp8_dense_tflops > 0, "an FP8 GEMM on a GPU without FP8 (require_fp8_support)");
   const double efficiency = gemm_efficiency(shape, calib) * calib.fp8_gemm_efficiency_scale;
   const double compute_s = gemm_flops(shape) / (gpu.peak_fp8_dense_tflops * 1e12 * efficiency);
-  const double batch = static_cast<double>(shape.batch);
-  const double m = static_cast<double>(shape.m), n = static_cast<double>(shape.n), k = static_cast<double>(shape.k);
-  const double bytes = batch * (m * k + k * n) + 2.0 * batch * m * n;
+  const double bytes = fp8_gemm_bytes(shape);
   const double memory_s = bytes / (gpu.hbm_tbytes_per_s * 1e12 * memory_efficiency_at(bytes, calib));
   return std::max(compute_s, memory_s) + static_cast<double>(calib.launch_overhead_ns) * 1e-9;
 }

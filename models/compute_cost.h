@@ -102,6 +102,8 @@ double gemm_efficiency(const GemmShape& shape, const ComputeCalibration& calib);
 double gemm_flops(const GemmShape& shape);
 // bf16 A and B read once, C written once.
 double gemm_bytes(const GemmShape& shape);
+// FP8 A and B (1 byte) read once, bf16 C written once.
+double fp8_gemm_bytes(const GemmShape& shape);
 // Seconds for one (batched) GEMM kernel.
 double gemm_time_s(const GemmShape& shape, const GpuSpec& gpu, const ComputeCalibration& calib);
 // The same GEMM with FP8 inputs (1 byte each, bf16 output): at the GPU's FP8 peak, the efficiency

@@ -70,9 +70,7 @@ OpPair elementwise(const std::string& name, OpKind kind, double forward_bytes, d
 }
 
 LayerOp as_fp8(LayerOp op) {
-  const GemmShape& g = op.shape;
-  const double batch = dbl(g.batch);
-  op.bytes = batch * (dbl(g.m) * dbl(g.k) + dbl(g.k) * dbl(g.n)) + 2.0 * batch * dbl(g.m) * dbl(g.n);
+  op.bytes = fp8_gemm_bytes(op.shape);
   op.fp8 = true;
   return op;
 }
@@ -273,7 +271,7 @@ void tag_recompute_modules(std::vector<OpPair>& pairs) {
     };
     if (pair.forward.kind == OpKind::kNorm) pair.module = kRecomputeLayernorm;
     if (is({"q_up_proj", "kv_up_proj", "q_up_proj_fp8_cast", "kv_up_proj_fp8_cast"})) pair.module = kRecomputeMlaUpProj;
-    if (is({"fc1", "fc2", "gelu", "swiglu", "fc1_fp8_cast", "fc2_fp8_cast", "fc1_bias"})) pair.module = kRecomputeMlp;
+    if (is({"fc1", "fc2", "gelu", "swiglu", "fc1_fp8_cast", "fc2_fp8_cast"})) pair.module = kRecomputeMlp;
     if (is({"expert_gelu", "expert_swiglu"})) pair.module = kRecomputeMoeAct;
   }
 }

@@ -3,6 +3,7 @@
 // vocab-parallel cross-entropy in cross_entropy.py), the data-loading broadcasts of get_batch, and
 // the optimizer step.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -60,9 +61,14 @@ TpCollective call(CollectiveOp op, double bytes, std::int32_t count, bool overla
 // projection, fc2). With SP: an all-gather before each column-parallel GEMM (qkv, fc1) and a
 // reduce-scatter after each row-parallel one (Korthikanti et al. 2022 §4.2.2). The parallel block
 // has one column-parallel input (qkv_fc1) and one row-parallel output (proj_fc2): half of each.
-std::vector<TpCollective> layer_forward_collectives(const Sizes& x) {
-  if (x.tp == 1) return {};
-  const std::int32_t n = x.parallel_block ? 1 : 2;
+// `n` column-parallel / row-parallel pairs: a dense layer's attention and MLP (2), the parallel
+// block's fused one (1), an MoE layer's attention and shared expert.
+std::int32_t dense_layer_pairs(const Sizes& x) {
+  return x.parallel_block ? 1 : 2;
+}
+
+std::vector<TpCollective> layer_forward_collectives(const Sizes& x, std::int32_t n) {
+  if (x.tp == 1 || n == 0) return {};
   if (!x.sp) return {call(CollectiveOp::kAllReduce, x.hidden_bytes, n, false)};
   return {call(CollectiveOp::kAllGather, x.hidden_bytes, n, x.overlap),
           call(CollectiveOp::kReduceScatter, x.hidden_bytes, n, x.overlap)};
@@ -74,9 +80,8 @@ std::vector<TpCollective> layer_forward_collectives(const Sizes& x) {
 // re-gathers its sequence-sharded input for the weight gradient (asynchronously, behind the
 // data-gradient GEMM) and reduce-scatters its grad-input (asynchronously, behind the
 // weight-gradient GEMM): LinearWithGradAccumulationAndAsyncCommunication.backward.
-std::vector<TpCollective> layer_backward_collectives(const Sizes& x) {
-  if (x.tp == 1) return {};
-  const std::int32_t n = x.parallel_block ? 1 : 2;
+std::vector<TpCollective> layer_backward_collectives(const Sizes& x, std::int32_t n) {
+  if (x.tp == 1 || n == 0) return {};
   if (!x.sp) return {call(CollectiveOp::kAllReduce, x.hidden_bytes, n, true)};
   return {call(CollectiveOp::kAllGather, x.hidden_bytes, n, x.overlap),
           call(CollectiveOp::kAllGather, x.hidden_bytes, n, true),
@@ -127,7 +132,7 @@ std::vector<TpCollective> with_context(std::vector<TpCollective> list, const Mod
 
 KernelList chunk_forward(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x) {
   return KernelList{"chunk forward", layer_ops(model, plan, Pass::kForward),
-                    with_context(layer_forward_collectives(x), model, plan, x, false), 0};
+                    with_context(layer_forward_collectives(x, dense_layer_pairs(x)), model, plan, x, false), 0};
 }
 
 // Recompute runs inside backward (Megatron's CheckpointFunction reruns a layer's forward before its
@@ -138,8 +143,9 @@ KernelList chunk_backward(const ModelSpec& model, const ResolvedPlan& plan, cons
   list.recompute_ops = static_cast<std::int32_t>(list.ops.size());
   for (LayerOp& op : layer_ops(model, plan, Pass::kBackward)) list.ops.push_back(std::move(op));
   if (plan.plan.recompute_granularity == RecomputeGranularity::kFull)
-    list.tp_collectives = with_context(layer_forward_collectives(x), model, plan, x, false);
-  for (const TpCollective& c : with_context(layer_backward_collectives(x), model, plan, x, true)) {
+    list.tp_collectives = with_context(layer_forward_collectives(x, dense_layer_pairs(x)), model, plan, x, false);
+  for (const TpCollective& c :
+       with_context(layer_backward_collectives(x, dense_layer_pairs(x)), model, plan, x, true)) {
     list.tp_collectives.push_back(c);
   }
   return list;
@@ -186,21 +192,11 @@ double flex_dispatch_bytes(const ModelSpec& model, const ResolvedPlan& plan, dou
 
 std::vector<TpCollective> moe_collectives(const ModelSpec& model, const ResolvedPlan& plan, const Sizes& x,
                                           bool backward) {
-  std::vector<TpCollective> out;
   const double rows_bytes = x.hidden_bytes / static_cast<double>(x.tp) * static_cast<double>(model.moe_router_topk) *
                             expert_load_factor(model, plan);
-  const bool shared = model.moe_shared_expert_intermediate_size > 0;
-  if (x.tp > 1) {
-    const std::int32_t n = shared ? 2 : 1;  // attention, and the shared expert
-    if (backward) {
-      out.push_back(call(CollectiveOp::kAllGather, x.hidden_bytes, n, x.overlap));
-      out.push_back(call(CollectiveOp::kAllGather, x.hidden_bytes, n, true));
-      out.push_back(call(CollectiveOp::kReduceScatter, x.hidden_bytes, n, true));
-    } else {
-      out.push_back(call(CollectiveOp::kAllGather, x.hidden_bytes, n, x.overlap));
-      out.push_back(call(CollectiveOp::kReduceScatter, x.hidden_bytes, n, x.overlap));
-    }
-  }
+  // The attention's pair, and the shared expert's: a dense layer's collectives for them.
+  const std::int32_t pairs = model.moe_shared_expert_intermediate_size > 0 ? 2 : 1;
+  std::vector<TpCollective> out = backward ? layer_backward_collectives(x, pairs) : layer_forward_collectives(x, pairs);
   const bool hidden = plan.plan.overlap_moe_expert_parallel_comm;
   if (plan.plan.moe_token_dispatcher_type == MoeTokenDispatcher::kFlex) {
     if (plan.ep > 1) {
@@ -385,14 +381,18 @@ KernelIds add_kernel_lists(const ModelSpec& model, const ResolvedPlan& plan, std
     ids.data_first = push(out, data_loading(model, x, true, plan.pp == 1));
     if (plan.pp > 1) ids.data_last = push(out, data_loading(model, x, false, true));
   }
+  // What an optimizer step depends on besides the stage's place: its parameters and MoE layers.
+  const auto footprint = [&](std::int64_t stage) {
+    const ParameterCount p = stage_parameters(model, plan, stage);
+    return std::array<std::int64_t, 3>{p.dense, p.expert, stage_moe_layers(model, plan, stage)};
+  };
+  std::array<std::int64_t, 3> previous{};
   for (std::int64_t stage = 0; stage < plan.pp; ++stage) {
+    const std::array<std::int64_t, 3> current = footprint(stage);
     // Middle stages holding the same parameters share one list.
-    const bool same_as_previous =
-        stage > 1 && stage < plan.pp - 1 &&
-        stage_parameters(model, plan, stage).dense == stage_parameters(model, plan, stage - 1).dense &&
-        stage_parameters(model, plan, stage).expert == stage_parameters(model, plan, stage - 1).expert &&
-        stage_moe_layers(model, plan, stage) == stage_moe_layers(model, plan, stage - 1);
+    const bool same_as_previous = stage > 1 && stage < plan.pp - 1 && current == previous;
     ids.optimizer.push_back(same_as_previous ? ids.optimizer.back() : push(out, optimizer_step(model, plan, stage)));
+    previous = current;
   }
   return ids;
 }

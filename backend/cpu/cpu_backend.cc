@@ -9,7 +9,6 @@
 #include "backend/cpu/cpu_executor.h"
 #include "backend/measured_trace.h"
 #include "backend/mpi/mpi_session.h"
-#include "backend/real_backend_scope.h"
 #include "sim/error.h"
 
 namespace megasim::backend::cpu {
@@ -40,7 +39,6 @@ std::vector<std::vector<TaskRecord>> gather_records(const std::vector<TaskRecord
 }  // namespace
 
 std::vector<Trace> run_cpu_iterations(const models::Workload& workload, const CpuRunOptions& options) {
-  require_real_backend_groups(workload, "cpu");
   int rank = 0;
   int size = 0;
   mpi::check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");

@@ -6,6 +6,7 @@
 #include "backend/cpu/cpu_probe.h"
 #include "backend/cpu/host_machine.h"
 #include "backend/mpi/mpi_job.h"
+#include "backend/real_backend_scope.h"
 #include "models/gpu_spec.h"
 
 namespace megasim::backend::cpu {
@@ -25,6 +26,7 @@ class CpuJobBackend final : public Backend {
 
   void run(const models::Workload& workload, const MeasureOptions& options,
            const std::function<void(const std::vector<Trace>&)>& on_rank_zero) const override {
+    require_real_backend_groups(workload, "cpu");  // before any process starts
     mpi::run_as_mpi_job(workload.plan.world_size, options.relaunch, [&](int rank) {
       CpuRunOptions run;
       run.warmup_iterations = options.warmup_iterations;

@@ -14,7 +14,6 @@
 #include "backend/cuda/nccl_check.h"
 #include "backend/cuda/rank_executor.h"
 #include "backend/measured_trace.h"
-#include "backend/real_backend_scope.h"
 #include "sim/error.h"
 
 namespace megasim::backend::cuda {
@@ -78,7 +77,6 @@ class RecordGather {
 
 std::vector<Trace> run_cuda_iterations(const models::Workload& workload, NcclComms& comms,
                                        const CudaRunOptions& options) {
-  require_real_backend_groups(workload, "cuda");
   if (options.warmup_iterations < 0 || options.iterations < 1) {
     throw sim::ConfigError("--iterations", std::to_string(options.iterations), "at least 1 (and warm-up >= 0)");
   }

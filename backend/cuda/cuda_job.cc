@@ -12,6 +12,7 @@
 #include "backend/cuda/shard_runner.h"
 #include "backend/mpi/mpi_job.h"
 #include "backend/mpi/mpi_session.h"
+#include "backend/real_backend_scope.h"
 #include "sim/error.h"
 
 namespace megasim::backend::cuda {
@@ -67,6 +68,7 @@ class CudaJobBackend final : public Backend {
   void run(const models::Workload& workload, const MeasureOptions& options,
            const std::function<void(const std::vector<Trace>&)>& on_rank_zero) const override {
     MEGASIM_ASSERT(!options.probe_before_iteration, "the cuda backend runs nothing between its iterations");
+    require_real_backend_groups(workload, "cuda");  // before any process starts
     CudaRunOptions run;
     run.warmup_iterations = options.warmup_iterations;
     run.iterations = options.iterations;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "known_nvlink_cluster.h"
 #include "scenarios/config/loader.h"
 #include "scenarios/studies/run_study.h"
 #include "scenarios/studies/sweep/sweep_study.h"
@@ -16,16 +17,7 @@ namespace {
 // A GQA model on one server of 8 A100s (NVLink 300 GB/s each way at efficiency 0.8), TP 1 x CP 8:
 // 4 layers, 8 groups of 64 channels, 16K tokens per sequence, one sequence per iteration.
 std::string cp_scenario(const std::string& type) {
-  return R"([cluster]
-gpu = "A100"
-gpus = 8
-nvlink_gbytes_per_s = 300
-[fabric]
-nvlink_efficiency = 0.8
-[collective]
-base_latency_us = 10
-nvlink_step_latency_us = 1
-[model]
+  return testing::known_nvlink_cluster(8) + R"([model]
 num_layers = 4
 hidden_size = 1024
 num_attention_heads = 16

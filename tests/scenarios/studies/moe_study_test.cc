@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "known_nvlink_cluster.h"
 #include "models/layer_ops.h"
 #include "scenarios/config/loader.h"
 #include "scenarios/studies/run_study.h"
@@ -18,18 +19,7 @@ namespace {
 // A small MoE on servers of 8 A100s (NVLink 300 GB/s each way at efficiency 0.8), TP 1, PP 1:
 // 4 layers of 16 experts, top-2, 1 micro-batch of 1,024 tokens per replica.
 std::string moe_scenario(std::int64_t gpus, std::int64_t ep, double skew, bool distributed_optimizer = false) {
-  return R"([cluster]
-gpu = "A100"
-gpus = )" +
-         std::to_string(gpus) +
-         R"(
-nvlink_gbytes_per_s = 300
-[fabric]
-nvlink_efficiency = 0.8
-[collective]
-base_latency_us = 10
-nvlink_step_latency_us = 1
-[model]
+  return testing::known_nvlink_cluster(gpus) + R"([model]
 num_layers = 4
 hidden_size = 1024
 num_attention_heads = 16
