@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "models/layer_ops.h"
 #include "models/moe.h"
+#include "models/pipeline_schedule.h"
 #include "models/stage_parameters.h"
 #include "sim/error.h"
 
@@ -130,27 +132,38 @@ std::int64_t kept_bytes(const ModelSpec& model, const ResolvedPlan& plan, const 
   return full_layer_bytes(parts, plan);
 }
 
-std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
-  // Layers whose forward activations are held, over the in-flight chunks, dense and MoE.
-  std::int64_t dense = 0, moe = 0;
+// What one forward of each model chunk of `stage` keeps until its backward: its dense and MoE
+// layers' activations, the embedding dropout's mask on the first chunk of the first stage, the
+// output layer's input and fp32 logits on the last chunk of the last stage.
+std::vector<std::int64_t> chunk_forward_bytes(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
+  const std::int64_t dense_bytes = layer_activation_bytes(model, plan);
+  const std::int64_t moe_bytes = is_moe(model) ? moe_layer_activation_bytes(model, plan) : 0;
+  std::vector<std::int64_t> out;
   for (std::int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
     const std::int64_t layers = plan.chunk_layers(stage, chunk);
     const std::int64_t moe_layers =
         is_moe(model) ? moe_layers_in(model, plan.chunk_first_layer(stage, chunk), layers) : 0;
-    dense += in_flight_chunks_of(plan, stage, chunk) * (layers - moe_layers);
-    moe += in_flight_chunks_of(plan, stage, chunk) * moe_layers;
+    out.push_back((layers - moe_layers) * dense_bytes + moe_layers * moe_bytes);
   }
-  std::int64_t bytes = dense * layer_activation_bytes(model, plan);
-  if (moe > 0) bytes += moe * moe_layer_activation_bytes(model, plan);
+  if (stage == 0 && model.hidden_dropout > 0) out.front() += region_bytes(model, plan, 1);
+  if (stage == plan.pp - 1) {
+    const std::int64_t logits = 4 * plan.local_tokens(model.seq_length) * plan.padded_vocab_size / plan.tp;
+    out.back() += region_bytes(model, plan, 4) + logits;
+  }
+  return out;
+}
+
+PipelineOrder stage_order(const ResolvedPlan& plan, std::int64_t stage) {
+  return PipelineOrder(stage, plan.pp, plan.num_microbatches, plan.virtual_stages,
+                       plan.plan.microbatch_group_size_per_vp_stage);
+}
+
+std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
+  // The peak over the stage's schedule of the forwards held, each with its chunk's bytes.
+  std::int64_t bytes = stage_order(plan, stage).peak_held(chunk_forward_bytes(model, plan, stage));
   if (plan.plan.recompute_granularity == RecomputeGranularity::kFull) {
     const std::int64_t transient = full_layer_bytes(layer_parts(model, plan), plan);
     bytes += is_moe(model) ? std::max(transient, full_layer_bytes(moe_layer_parts(model, plan), plan)) : transient;
-  }
-  // The embedding dropout's mask.
-  if (stage == 0 && model.hidden_dropout > 0) bytes += in_flight_chunks_of(plan, 0, 0) * region_bytes(model, plan, 1);
-  if (stage == plan.pp - 1) {
-    const std::int64_t logits = 4 * plan.local_tokens(model.seq_length) * plan.padded_vocab_size / plan.tp;
-    bytes += in_flight_chunks_of(plan, stage, plan.virtual_stages - 1) * (region_bytes(model, plan, 4) + logits);
   }
   return bytes;
 }
@@ -207,20 +220,8 @@ std::int64_t moe_layer_activation_bytes(const ModelSpec& model, const ResolvedPl
 }
 
 std::int64_t in_flight_chunks(const ResolvedPlan& plan, std::int64_t stage) {
-  const std::int64_t m = plan.num_microbatches;
-  if (!plan.interleaved()) return std::min(plan.pp - stage, m);
-  const std::int64_t total = m * plan.virtual_stages;
-  if (m == plan.pp) return total;  // Megatron runs every forward first in this case
-  const std::int64_t warmup = 2 * (plan.pp - stage - 1) + (plan.virtual_stages - 1) * plan.pp;
-  return std::min(warmup + 1, total);
-}
-
-std::int64_t in_flight_chunks_of(const ResolvedPlan& plan, std::int64_t stage, std::int64_t chunk) {
-  // Forward k runs chunk (k mod pp*v) / pp (Megatron's get_model_chunk_id).
-  const std::int64_t n = in_flight_chunks(plan, stage);
-  const std::int64_t group = plan.pp * plan.virtual_stages;
-  const std::int64_t rest = n % group;
-  return n / group * plan.pp + std::clamp<std::int64_t>(rest - chunk * plan.pp, 0, plan.pp);
+  return stage_order(plan, stage)
+      .peak_held(std::vector<std::int64_t>(static_cast<std::size_t>(plan.virtual_stages), 1));
 }
 
 MemoryEstimate estimate_memory(const ModelSpec& model, const ResolvedPlan& plan) {

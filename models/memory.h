@@ -48,10 +48,11 @@ std::int64_t layer_activation_bytes(const ModelSpec& model, const ResolvedPlan& 
 // and activation outputs, and expert outputs). The experts' state is sharded over expert DP.
 std::int64_t moe_layer_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan);
 
-// Model chunks whose forward activations a rank of `stage` holds at its peak; and how many of them
-// are forwards of model chunk `chunk` (0 .. v-1), in Megatron's interleaved order.
+// The most model-chunk forwards whose activations a rank of `stage` holds at once in its schedule
+// (pipeline_schedule.h). The activation memory weighs each held forward by its chunk's bytes and
+// takes the peak of that sum (PipelineOrder::peak_held), which with chunks of unequal size (an
+// embedding-only or loss-only outermost chunk) need not fall where the count peaks.
 std::int64_t in_flight_chunks(const ResolvedPlan& plan, std::int64_t stage);
-std::int64_t in_flight_chunks_of(const ResolvedPlan& plan, std::int64_t stage, std::int64_t chunk);
 
 MemoryEstimate estimate_memory(const ModelSpec& model, const ResolvedPlan& plan);
 

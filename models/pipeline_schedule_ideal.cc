@@ -13,8 +13,8 @@
 namespace megasim::models {
 
 double simulate_schedule_ideal(std::int64_t pp, std::int64_t num_microbatches, std::int64_t virtual_chunks,
-                               double t_fwd_per_chunk, double t_bwd_per_chunk) {
-  validate_pipeline_schedule(pp, num_microbatches, virtual_chunks);
+                               double t_fwd_per_chunk, double t_bwd_per_chunk, std::int64_t microbatch_group) {
+  validate_pipeline_schedule(pp, num_microbatches, virtual_chunks, microbatch_group);
   MEGASIM_ASSERT(t_fwd_per_chunk >= 0 && t_bwd_per_chunk >= 0, "step times must be >= 0");
   const std::int64_t stages = pp * virtual_chunks;
   constexpr double kNotDone = -1.0;
@@ -24,7 +24,8 @@ double simulate_schedule_ideal(std::int64_t pp, std::int64_t num_microbatches, s
   std::vector<double> bwd_end(slots, kNotDone);
 
   std::vector<std::vector<ScheduleStep>> orders;
-  for (std::int64_t r = 0; r < pp; ++r) orders.push_back(pipeline_schedule(r, pp, num_microbatches, virtual_chunks));
+  for (std::int64_t r = 0; r < pp; ++r)
+    orders.push_back(pipeline_schedule(r, pp, num_microbatches, virtual_chunks, microbatch_group));
   std::vector<std::size_t> next(static_cast<std::size_t>(pp), 0);
   std::vector<double> rank_free(static_cast<std::size_t>(pp), 0.0);
 

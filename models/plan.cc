@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "models/moe.h"
+#include "models/pipeline_schedule.h"
 #include "sim/error.h"
 
 namespace megasim::models {
@@ -96,12 +97,13 @@ void check_pipeline(const ModelSpec& model, const ParallelPlan& plan, ResolvedPl
   }
   out.virtual_stages = out.layers_per_stage / per_chunk;
   for (const std::int64_t layers : {out.first_stage_layers, out.last_stage_layers}) {
-    if (outermost_chunk_layers(layers, out.virtual_stages, per_chunk) < 1) {
+    if (outermost_chunk_layers(layers, out.virtual_stages, per_chunk) < 0) {
       throw ConfigError(key, str(per_chunk),
                         "a chunk size whose " + str(out.virtual_stages) +
                             " model chunks per rank also split the first and last stages' layers (" +
                             str(out.first_stage_layers) + ", " + str(out.last_stage_layers) +
-                            "): evenly, or chunks of this size and an outermost chunk of at least one layer");
+                            "): evenly, or chunks of this size and an outermost chunk of the rest (none: the "
+                            "embedding or the loss alone)");
     }
   }
   if (out.virtual_stages == 1) {
@@ -123,7 +125,13 @@ void check_batch(const ModelSpec& model, const ParallelPlan& plan, ResolvedPlan&
                       "a multiple of micro_batch_size x data-parallel size = " + str(per_step));
   }
   out.num_microbatches = plan.global_batch_size / per_step;
-  if (out.interleaved() && out.num_microbatches % out.pp != 0) {
+  if (!out.interleaved() && plan.microbatch_group_size_per_vp_stage != 0) {
+    out.warnings.push_back("microbatch_group_size_per_vp_stage has no effect without interleaving (1F1B)");
+  }
+  if (out.interleaved() && plan.microbatch_group_size_per_vp_stage != 0) {
+    validate_pipeline_schedule(out.pp, out.num_microbatches, out.virtual_stages,
+                               plan.microbatch_group_size_per_vp_stage);
+  } else if (out.interleaved() && out.num_microbatches % out.pp != 0) {
     throw ConfigError("plan.global_batch_size", str(plan.global_batch_size),
                       "a batch giving a number of micro-batches (now " + str(out.num_microbatches) +
                           ") divisible by pipeline_model_parallel_size " + str(out.pp) +
@@ -301,10 +309,10 @@ std::int64_t middle_stage_layers(std::int64_t num_layers, std::int64_t pp, std::
 }
 
 std::int64_t outermost_chunk_layers(std::int64_t stage_layers, std::int64_t v, std::int64_t per_chunk) {
-  if (v < 1 || stage_layers < 1) return 0;
+  if (v < 1 || stage_layers < 1) return -1;
   if (stage_layers % v == 0) return stage_layers / v;
   const std::int64_t rest = stage_layers - (v - 1) * per_chunk;
-  return rest >= 1 ? rest : 0;
+  return rest >= 0 ? rest : -1;
 }
 
 AttentionKernel attention_kernel_of(const ParallelPlan& plan) {

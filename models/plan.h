@@ -73,6 +73,10 @@ struct ParallelPlan {
   CpCommType cp_comm_type = CpCommType::kP2p;
   std::int64_t pipeline_model_parallel_size = 1;
   std::int64_t num_layers_per_virtual_pipeline_stage = 0;  // 0: no interleaving
+  // Contiguous micro-batches through one model chunk before the next chunk (Megatron-LM's
+  // --microbatch-group-size-per-virtual-pipeline-stage, Llama 3's N): from pp to the micro-batches
+  // per iteration; 0: the 2023 interleaved schedule (groups of pp; pipeline_schedule.h).
+  std::int64_t microbatch_group_size_per_vp_stage = 0;
   // Layers of the first and the last pipeline stage when they differ from the others (Megatron-LM's
   // --decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers; Llama 3 405B keeps one
   // layer less on both); 0: Megatron's None, that stage takes the even share.
@@ -167,9 +171,12 @@ struct ParallelPlan {
 // `stage_layers` layers hold stage_layers / v each when v divides them (Megatron's
 // get_num_layers_to_build); otherwise its chunks hold the plan's chunk size `per_chunk` but the
 // outermost one (the first stage's chunk 0 with the embedding, the last stage's chunk v-1 with the
-// loss), which holds the rest: Llama 3's 405B layout of one layer less on each end (Megatron
-// expresses it with --pipeline-model-parallel-layout). Returns the outermost chunk's layers, 0 when
-// no chunk would be left for it.
+// loss), which holds the rest, possibly no layer: Llama 3's 405B layout of one layer less on each
+// end, where "the first model chunk on the first stage has only the embedding, and the last model
+// chunk on the last stage has only output projection and loss calculation" (Dubey et al. 2024,
+// §3.3.2; Megatron expresses it with --pipeline-model-parallel-layout or
+// --account-for-embedding/loss-in-pipeline-split). Returns the outermost chunk's layers, -1 when
+// the other chunks already take more than the stage's layers.
 [[nodiscard]] std::int64_t outermost_chunk_layers(std::int64_t stage_layers, std::int64_t v, std::int64_t per_chunk);
 
 // A plan checked against a model and a cluster size, with the derived quantities. Flags hold the
@@ -240,8 +247,10 @@ struct ResolvedPlan {
 //    other stages, at least one each (none left when no other stage remains);
 //  - interleaving: pp >= 2, layers_per_virtual_stage divides num_layers / pp (with uneven stages:
 //    the other stages' layers; v = those / layers_per_virtual_stage, and the first and last stages
-//    split into v chunks by outermost_chunk_layers, each at least one layer), and
-//    num_microbatches % pp == 0 (Megatron's interleaved schedule requires it);
+//    split into v chunks by outermost_chunk_layers, the outermost of zero layers or more), and
+//    num_microbatches % pp == 0 (Megatron's 2023 interleaved schedule requires it), or with
+//    microbatch_group_size_per_vp_stage N: pp <= N <= num_microbatches and num_microbatches mod N
+//    of 0 or at least pp (validate_pipeline_schedule);
 //  - global_batch_size divisible by micro_batch_size * dp, and its tokens (x seq_length) within
 //    64 bits (this project's bound);
 //  - sequence_parallel needs seq_length % tp == 0; at tp == 1 it is switched off with a warning

@@ -93,7 +93,7 @@ double task_hardware_flops(const Workload& workload, const Task& task) {
 
 Workload build_workload(const ModelSpec& model, const ResolvedPlan& plan) {
   MEGASIM_ASSERT(plan.pp >= 1 && plan.virtual_stages >= 1 && plan.num_microbatches >= 1 &&
-                     plan.chunk_layers(0, 0) >= 1 && plan.chunk_layers(plan.pp - 1, plan.virtual_stages - 1) >= 1 &&
+                     plan.chunk_layers(0, 0) >= 0 && plan.chunk_layers(plan.pp - 1, plan.virtual_stages - 1) >= 0 &&
                      plan.layers_per_stage >= plan.virtual_stages && plan.padded_vocab_size > 0,
                  "build_workload needs a plan from resolve_plan");
   Workload w;

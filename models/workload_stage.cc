@@ -13,8 +13,11 @@
 // bwd_wait_handles hold both).
 // Here: sends of a group are posted when the group's last compute ends, receives when the compute
 // before their point ends (at the start for the first), and compute tasks depend on what Megatron
-// waits for. Every transfer still outstanding when the schedule returns is waited for before the
-// gradient reduction finishes (schedules.py waits on its remaining handles).
+// waits for. With groups of N > pp micro-batches (microbatch_group_size_per_vp_stage) the first
+// rank's forward inputs from the last rank (and the last rank's backward inputs from the first)
+// arrive before they are needed and are buffered (post_leading_receives_early). Every transfer still outstanding when
+// the schedule returns is waited for before the gradient reduction finishes (schedules.py waits on its remaining
+// handles).
 //
 // Host synchronisation (workload.h). With batch_p2p_sync and without overlap_p2p_comm, every
 // communication point that moved data ends in torch.cuda.synchronize(): the compute after it waits
@@ -53,12 +56,50 @@ struct StepComm {
   std::int32_t recv_after = -1;  // step after which the receive is posted; -1: at the start
 };
 
+// The leading stage of a direction (the first rank for forwards, the last for backwards) receives
+// from the ending stage, which runs pp - 1 steps of the same table behind it: Megatron's
+// recv_tensor_from_previous_stage posts, after the leading rank's step k of that direction, the
+// receive of what the ending rank produced at its step k - (pp - 1), and buffers it until the step
+// that needs it. With groups of pp (the 2023 schedule) that step is the next one, so nothing moves;
+// with larger groups N the input waits N - pp steps in the buffer. Here the receive of such a step
+// is posted at that point (after the step of table index producer + pp - 1, or after its group's
+// last step without overlap_p2p_comm), which is where its sender's matching call is.
+void post_leading_receives_early(const ResolvedPlan& plan, std::int64_t stage, const std::vector<ScheduleStep>& steps,
+                                 const std::vector<std::int32_t>& last_of_group, std::vector<StepComm>& comm) {
+  const std::int64_t v = plan.virtual_stages, m = plan.num_microbatches;
+  if (v == 1 || (stage != 0 && stage != plan.pp - 1)) return;
+  // Per pass: the table index of each (micro-batch, chunk) and the step holding each table index.
+  std::array<std::vector<std::int32_t>, 2> table_index, step_at;
+  for (auto& t : table_index) t.assign(static_cast<std::size_t>(m * v), -1);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto pass = static_cast<std::size_t>(steps[i].pass == PassKind::kForward ? 0 : 1);
+    table_index[pass][static_cast<std::size_t>(steps[i].microbatch * v + steps[i].chunk)] =
+        static_cast<std::int32_t>(step_at[pass].size());
+    step_at[pass].push_back(static_cast<std::int32_t>(i));
+  }
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const bool forward = steps[i].pass == PassKind::kForward;
+    const std::int64_t chunk = steps[i].chunk;
+    const bool leading = forward ? stage == 0 && chunk > 0 : stage == plan.pp - 1 && chunk < v - 1;
+    if (!leading || !comm[i].recv) continue;
+    const auto pass = static_cast<std::size_t>(forward ? 0 : 1);
+    const std::int64_t producer_chunk = forward ? chunk - 1 : chunk + 1;
+    const std::int32_t producer = table_index[pass][static_cast<std::size_t>(steps[i].microbatch * v + producer_chunk)];
+    const std::int32_t posted_after = step_at[pass][static_cast<std::size_t>(producer + plan.pp - 1)];
+    MEGASIM_ASSERT(posted_after < static_cast<std::int32_t>(i), "a receive is posted before the step that needs it");
+    comm[i].recv_after =
+        plan.plan.overlap_p2p_comm
+            ? posted_after
+            : last_of_group[static_cast<std::size_t>(comm[static_cast<std::size_t>(posted_after)].group)];
+  }
+}
+
 std::vector<StepComm> plan_comm(const ResolvedPlan& plan, std::int64_t stage, const std::vector<ScheduleStep>& steps) {
   const std::int64_t last_vs = plan.pp * plan.virtual_stages - 1;
   const auto n = static_cast<std::int32_t>(steps.size());
   const bool overlap = plan.plan.overlap_p2p_comm;
-  const auto warmup =
-      static_cast<std::int32_t>(num_warmup_steps(stage, plan.pp, plan.num_microbatches, plan.virtual_stages));
+  const auto warmup = static_cast<std::int32_t>(num_warmup_steps(
+      stage, plan.pp, plan.num_microbatches, plan.virtual_stages, plan.plan.microbatch_group_size_per_vp_stage));
   std::vector<StepComm> out(steps.size());
   std::int32_t group = 0;
   std::vector<std::int32_t> last_of_group;
@@ -83,6 +124,7 @@ std::vector<StepComm> plan_comm(const ResolvedPlan& plan, std::int64_t stage, co
       c.recv_after = group == 0 ? -1 : last_of_group[static_cast<std::size_t>(group - 1)];
     }
   }
+  post_leading_receives_early(plan, stage, steps, last_of_group, out);
   return out;
 }
 
@@ -93,7 +135,8 @@ class StageBuilder {
         plan_(plan),
         ids_(ids),
         stage_(stage),
-        steps_(pipeline_schedule(stage, plan.pp, plan.num_microbatches, plan.virtual_stages)),
+        steps_(pipeline_schedule(stage, plan.pp, plan.num_microbatches, plan.virtual_stages,
+                                 plan.plan.microbatch_group_size_per_vp_stage)),
         comm_(plan_comm(plan, stage, steps_)),
         compute_(steps_.size(), -1),
         recv_(steps_.size(), -1),
@@ -211,8 +254,9 @@ class StageBuilder {
         break;
       }
     } else if (i > 0 && comm(i - 1).group != comm(i).group) {
+      // The point's batched call: the previous group's sends and every receive it posted.
       for (std::int32_t j = first_of_group(i - 1); j < i; ++j) wait(send_[static_cast<std::size_t>(j)]);
-      for (std::int32_t j = i; j < static_cast<std::int32_t>(steps_.size()) && comm(j).group == comm(i).group; ++j) {
+      for (const std::int32_t j : recvs_after_[static_cast<std::size_t>(i)]) {
         if (j != i) wait(recv_[static_cast<std::size_t>(j)]);
       }
     }

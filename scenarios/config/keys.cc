@@ -218,6 +218,10 @@ void add_plan_keys(std::vector<KeySpec>& t) {
                     &ParallelPlan::pipeline_model_parallel_size, between(1, models::kMaxLayers)));
   t.push_back(field("plan", "num_layers_per_virtual_pipeline_stage", "", "layers per model chunk (0: no interleaving)",
                     p, &ParallelPlan::num_layers_per_virtual_pipeline_stage, between(0, models::kMaxLayers)));
+  t.push_back(field("plan", "microbatch_group_size_per_vp_stage", "micro-batches",
+                    "contiguous micro-batches per model chunk in the interleaved schedule, from pp to the "
+                    "micro-batches per iteration (Megatron-LM today, Llama 3's N; 0: Megatron-LM 2023, groups of pp)",
+                    p, &ParallelPlan::microbatch_group_size_per_vp_stage, between(0, kMaxBatch)));
   t.push_back(field("plan", "decoder_first_pipeline_num_layers", "", "layers of the first stage (0: an even share)", p,
                     &ParallelPlan::decoder_first_pipeline_num_layers, between(0, models::kMaxLayers)));
   t.push_back(field("plan", "decoder_last_pipeline_num_layers", "", "layers of the last stage (0: an even share)", p,

@@ -119,8 +119,9 @@ TEST(UnevenStages, AnOutermostChunkTakesWhatAStageLacks) {
   EXPECT_EQ(r.chunk_layers(15, 0), 4);
   EXPECT_EQ(r.chunk_layers(15, 1), 3);
   EXPECT_EQ(outermost_chunk_layers(7, 2, 4), 3);
-  EXPECT_EQ(outermost_chunk_layers(8, 2, 4), 4);  // even: Megatron's rule
-  EXPECT_EQ(outermost_chunk_layers(3, 2, 4), 0);  // nothing would be left for it
+  EXPECT_EQ(outermost_chunk_layers(8, 2, 4), 4);   // even: Megatron's rule
+  EXPECT_EQ(outermost_chunk_layers(3, 2, 4), -1);  // the other chunk takes more than the stage holds
+  EXPECT_EQ(outermost_chunk_layers(7, 8, 1), 0);   // Llama 3: the embedding or the loss alone
   // Every chunk's parameters add up to its stage's, and every stage's compute runs its layers.
   const Workload w = build_workload(m, r);
   for (std::int64_t stage = 0; stage < 16; ++stage) {

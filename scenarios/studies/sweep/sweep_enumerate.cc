@@ -95,8 +95,8 @@ std::vector<std::int64_t> virtual_stage_options(const models::ModelSpec& model, 
   if (pp < 2 || middle == 0) return out;
   for (const std::int64_t d : divisors(middle)) {
     const std::int64_t chunks = middle / d;
-    if (d < middle && models::outermost_chunk_layers(first == 0 ? middle : first, chunks, d) >= 1 &&
-        models::outermost_chunk_layers(last == 0 ? middle : last, chunks, d) >= 1) {
+    if (d < middle && models::outermost_chunk_layers(first == 0 ? middle : first, chunks, d) >= 0 &&
+        models::outermost_chunk_layers(last == 0 ? middle : last, chunks, d) >= 0) {
       out.push_back(d);
     }
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "models/plan.h"
 #include "scenarios/config/loader.h"
 #include "scenarios/studies/run_study.h"
 
@@ -37,18 +38,30 @@ TEST(Llama3Scenarios, StateThePublishedConfiguration) {
     EXPECT_EQ(p.pipeline_model_parallel_size, 16);
     EXPECT_EQ(p.decoder_first_pipeline_num_layers, 7);
     EXPECT_EQ(p.decoder_last_pipeline_num_layers, 7);
-    EXPECT_EQ(p.recompute_granularity, models::RecomputeGranularity::kNone);
+    // Llama 3's interleaved layout: one-layer chunks, the embedding and the loss alone in the
+    // outermost ones, groups of pp micro-batches, asynchronous p2p.
+    EXPECT_EQ(p.num_layers_per_virtual_pipeline_stage, 1);
+    EXPECT_EQ(p.microbatch_group_size_per_vp_stage, 16);
+    EXPECT_TRUE(p.overlap_p2p_comm);
+    // Only the norms recomputed (the scenario says why): no matmul is repeated.
+    EXPECT_EQ(p.recompute_granularity, models::RecomputeGranularity::kSelective);
+    EXPECT_EQ(models::to_string_recompute_modules(p.recompute_modules), "layernorm");
     EXPECT_EQ(p.global_batch_size * s.model.seq_length, std::int64_t{16} << 20);  // 16M tokens
     const RunResult study = run_iteration_study(s);
     EXPECT_EQ(study.report.plan.dp, dp);
     EXPECT_EQ(study.report.plan.num_microbatches, 2048 / dp);
+    EXPECT_EQ(study.report.plan.virtual_stages, 8);
+    EXPECT_EQ(study.report.plan.chunk_layers(0, 0), 0);
+    EXPECT_EQ(study.report.plan.chunk_layers(15, 7), 0);
     EXPECT_GT(study.report.mfu, 0);
+    EXPECT_DOUBLE_EQ(study.report.hfu, study.report.mfu);
   }
 }
 
-// Each replica's pipeline runs m = 32 or 16 micro-batches through 16 stages: 1F1B's bubble is about
-// (pp - 1) / (m + pp - 1) of the iteration, 15/47 against 15/31, so the bubble's share grows and the
-// per-GPU throughput falls, although each GPU computes half as much.
+// Each replica's pipeline runs m = 32 or 16 micro-batches through 16 stages of 8 chunks: the
+// interleaved bubble is about (pp - 1) / (v m) of the compute, 15/256 against 15/128, the same
+// absolute time on half the work, so the bubble's share grows and the per-GPU throughput falls,
+// although each GPU computes half as much.
 TEST(Llama3Scenarios, TwiceTheGpusForTheSameBatchGrowTheBubbleShare) {
   const IterationReport small = run_iteration_study(llama3("405b_8k")).report;
   const IterationReport large = run_iteration_study(llama3("405b_16k")).report;
