@@ -50,6 +50,10 @@ TEST(MoeScenarios, MegaScaleMoe352bKeepsItsReplicaAndBatchAtEveryScale) {
     const RunResult run = run_iteration_study(s);
     EXPECT_EQ(run.report.plan.dp, gpus / 120);
     EXPECT_EQ(run.report.plan.num_microbatches, 720 / (gpus / 120));
+    // Megatron-LM of 2024-10: experts split over TP 8 like dense MLPs, EP 2 out of the DP ranks.
+    EXPECT_EQ(run.report.plan.ep, 2);
+    EXPECT_EQ(run.report.plan.etp, 8);
+    EXPECT_EQ(run.report.plan.edp, gpus / 120 / 2);
     // Fewer GPUs for the same batch: a longer iteration.
     EXPECT_GT(run.report.iteration_time_s, previous_time);
     previous_time = run.report.iteration_time_s;
@@ -57,8 +61,11 @@ TEST(MoeScenarios, MegaScaleMoe352bKeepsItsReplicaAndBatchAtEveryScale) {
 }
 
 // MegaScale-MoE's system on the same cluster: Ulysses attention and EP 8 inside the node instead
-// of TP 8, the experts' all-to-alls overlapped. The work per GPU is the same (within the FLOP count
-// of the replicated attention weights' gradients), the exposed communication far less.
+// of TP 8 (the baseline's experts split over TP 8, EP 2 across nodes), the experts' all-to-alls
+// overlapped. The FLOPs per GPU are the same (within the replicated attention weights' gradients);
+// the compute a little more, as the busiest of 8 expert ranks of 4 experts each sets the pace where
+// the baseline's 2 ranks of 16 experts average the router's skew out; the exposed communication far
+// less.
 TEST(MoeScenarios, MegaScaleMoeExposesLessThanItsMegatronBaseline) {
   for (const std::int64_t gpus : {480}) {
     SCOPED_TRACE(gpus);
@@ -70,7 +77,8 @@ TEST(MoeScenarios, MegaScaleMoeExposesLessThanItsMegatronBaseline) {
     const IterationReport ours = run_iteration_study(megascale).report;
     EXPECT_EQ(ours.plan.dp, gpus / 120);
     EXPECT_EQ(ours.plan.cp, 8);
-    EXPECT_NEAR(ours.mean.compute_s, base.mean.compute_s, 0.05 * base.mean.compute_s);
+    EXPECT_GE(ours.mean.compute_s, base.mean.compute_s);
+    EXPECT_LE(ours.mean.compute_s, 1.1 * base.mean.compute_s);
     EXPECT_LT(ours.mean.tp_exposed_s, 0.5 * base.mean.tp_exposed_s);
     EXPECT_LT(ours.iteration_time_s, base.iteration_time_s);
   }
