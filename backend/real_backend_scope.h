@@ -12,7 +12,12 @@
 namespace megasim::backend {
 
 // Throws sim::ConfigError naming plan.fp8, plan.context_parallel_size, plan.expert_model_parallel_size or
-// plan.expert_tensor_parallel_size when `workload` needs those groups; `backend` names the backend.
+// plan.expert_tensor_parallel_size when `workload` needs those groups or kernels; `backend` names
+// the backend.
 void require_real_backend_groups(const models::Workload& workload, std::string_view backend);
+
+// The kernels alone, for runs of one rank's compute (the cuda backend's shard mode): throws
+// sim::ConfigError naming plan.fp8 when the plan's GEMMs are FP8, which the real kernels run in BF16.
+void require_real_backend_kernels(const models::Workload& workload, std::string_view backend);
 
 }  // namespace megasim::backend

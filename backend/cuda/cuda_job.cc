@@ -61,6 +61,7 @@ class CudaJobBackend final : public Backend {
 
   [[nodiscard]] std::vector<Trace> run_stage(const models::Workload& workload, std::int64_t stage, int warmup,
                                              int iterations) const override {
+    require_real_backend_kernels(workload, "cuda");  // its GEMMs would time BF16 for FP8 ones
     ShardRunner shard(workload, stage);
     return shard.run(warmup, iterations);
   }

@@ -39,5 +39,22 @@ TEST(RealBackendScope, RefusesWhatOnlyTheSimulatorModels) {
   EXPECT_EQ(refusal(fp8), "plan.fp8");
 }
 
+// One rank's compute (the cuda shard mode) needs no groups: only FP8 kernels are refused.
+TEST(RealBackendScope, OneRanksComputeRefusesOnlyFp8) {
+  models::Workload w;
+  w.plan.tp = 2;
+  w.plan.etp = 1;
+  w.plan.ep = 4;
+  w.plan.cp = 2;
+  EXPECT_NO_THROW(require_real_backend_kernels(w, "cuda"));
+  w.plan.plan.fp8 = models::Fp8Format::kHybrid;
+  try {
+    require_real_backend_kernels(w, "cuda");
+    ADD_FAILURE() << "FP8 not refused";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), "plan.fp8");
+  }
+}
+
 }  // namespace
 }  // namespace megasim::backend
