@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -22,6 +23,7 @@ constexpr const char* kTpKey = "plan.tensor_model_parallel_size";
 constexpr const char* kPpKey = "plan.pipeline_model_parallel_size";
 constexpr const char* kVppKey = "plan.num_layers_per_virtual_pipeline_stage";
 constexpr const char* kMicroKey = "plan.micro_batch_size";
+constexpr const char* kGroupKey = "plan.microbatch_group_size_per_vp_stage";
 
 std::vector<std::int64_t> divisors(std::int64_t n) {
   std::vector<std::int64_t> out;
@@ -63,6 +65,17 @@ void check_options(const SweepOptions& o) {
 
 bool varied(const SweepOptions& o, const char* key) {
   return std::any_of(o.vary.begin(), o.vary.end(), [key](const SweepAxis& a) { return a.key == key; });
+}
+
+// A scenario on today's tunable interleaved schedule (a group size set) sweeps every interleaved
+// plan with a group of its own pp micro-batches, Megatron's default for the option and the one that
+// holds the fewest; the base's group would not fit plans of other depths or batch splits. 1F1B plans
+// get 0 (the option does nothing there). A scenario on the 2023 schedule (0), or a sweep that
+// varies the key itself, keeps its value.
+std::optional<std::int64_t> swept_group(const SweepOptions& o, const models::ParallelPlan& base, std::int64_t pp,
+                                        std::int64_t layers_per_virtual_stage) {
+  if (base.microbatch_group_size_per_vp_stage == 0 || varied(o, kGroupKey)) return std::nullopt;
+  return layers_per_virtual_stage == 0 ? 0 : pp;
 }
 
 // One plan dimension's candidates: the scenario's value when the dimension is varied, else `all`.
@@ -180,6 +193,10 @@ void enumerate_point(const Scenario& s, const SweepOptions& o, std::size_t point
           plan_scenario.plan.pipeline_model_parallel_size = pp;
           plan_scenario.plan.num_layers_per_virtual_pipeline_stage = v;
           plan_scenario.plan.micro_batch_size = mb;
+          if (const std::optional<std::int64_t> group = swept_group(o, p, pp, v)) {
+            plan_scenario.plan.microbatch_group_size_per_vp_stage = *group;
+            c.overrides.push_back(fmt::format("{}={}", kGroupKey, *group));
+          }
           judge(plan_scenario, c);
           out.push_back(std::move(c));
         }

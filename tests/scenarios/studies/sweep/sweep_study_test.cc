@@ -81,6 +81,23 @@ TEST(SweepStudy, EnumerationEqualsTheHandDerivedList) {
   EXPECT_TRUE(std::is_sorted(all.begin(), all.end(), key_less));
 }
 
+// On today's tunable schedule (a group size set in the base) every interleaved candidate runs
+// groups of its own pp and 1F1B ones 0, and the run of each candidate's overrides reproduces it.
+// A group of pp accepts exactly the micro-batch counts the 2023 schedule does (multiples of pp),
+// so the valid plans are the hand-derived list again.
+TEST(SweepStudy, TodaysScheduleSweepsGroupsOfEachPlansDepth) {
+  Scenario base = small_scenario();
+  base.plan.microbatch_group_size_per_vp_stage = 4;
+  std::set<PlanKey> valid;
+  for (const SweepCandidate& c : enumerate_sweep(base, {})) {
+    const std::string group =
+        "plan.microbatch_group_size_per_vp_stage=" + std::to_string(c.layers_per_virtual_stage == 0 ? 0 : c.pp);
+    EXPECT_NE(std::find(c.overrides.begin(), c.overrides.end(), group), c.overrides.end()) << group;
+    if (c.status == SweepStatus::kSimulated) valid.insert(key_of(c));
+  }
+  EXPECT_EQ(valid, hand_derived_valid_plans());
+}
+
 // With the first and last stages set apart (2 layers each of 14), the depths are those whose other
 // stages split the remaining 10 evenly: pp 3 (10), 4 (5 each), 7 (2 each) and 12 (1 each); a chunk
 // size must split a middle stage into chunks that also split the ends' 2 layers: 5 at pp 3 (2
