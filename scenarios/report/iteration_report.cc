@@ -127,8 +127,8 @@ std::string to_text(const IterationReport& r) {
     out += fmt::format("MFU {:.1f}% counting full s x s attention, as MegaScale reports it (megascale2024)\n",
                        100 * r.mfu_full_attention);
   }
-  out += fmt::format("plan: {} = {}, {}; {} of {}\n", counted(p.world_size, "GPU"), plan_split(p),
-                     counted(p.virtual_stages, "virtual stage"),
+  out += fmt::format("plan: {} = {}, {}{}; {} of {}\n", counted(p.world_size, "GPU"), plan_split(p),
+                     counted(p.virtual_stages, "virtual stage"), microbatch_groups(p),
                      counted(p.num_microbatches, "micro-batch", "micro-batches"), p.plan.micro_batch_size);
   out += fmt::format("  {:<12} {:>10} {:>10}   (critical: stage {}, replica {})\n", "seconds", "mean", "critical",
                      r.critical_stage, r.critical_replica);

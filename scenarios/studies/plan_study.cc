@@ -41,7 +41,9 @@ PlanReport run_plan_study(const ResolvedScenario& resolved) {
 std::string to_text(const PlanReport& r) {
   const models::ResolvedPlan& p = r.plan;
   std::string out = fmt::format("plan: {} = {}", counted(p.world_size, "GPU"), plan_split(p));
-  if (p.interleaved()) out += fmt::format(", {} per rank", counted(p.virtual_stages, "virtual stage"));
+  if (p.interleaved()) {
+    out += fmt::format(", {} per rank{}", counted(p.virtual_stages, "virtual stage"), microbatch_groups(p));
+  }
   out +=
       fmt::format("; {} of {} per iteration, {} per stage", counted(p.num_microbatches, "micro-batch", "micro-batches"),
                   p.plan.micro_batch_size, counted(p.layers_per_stage, "layer"));

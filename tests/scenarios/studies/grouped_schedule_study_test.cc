@@ -82,6 +82,12 @@ TEST(GroupedScheduleStudy, LlamaLayoutKeepsTheEmbeddingAndTheLossAlone) {
   // The first stage holds no layer activations for the chunk-0 forwards it keeps: lighter than a
   // middle stage, although it holds the most forwards.
   EXPECT_LT(r.memory.stages[0].activations_bytes, r.memory.stages[1].activations_bytes);
+  // The reports name the group; a plan on the 2023 schedule reads as before.
+  EXPECT_NE(to_text(r).find("4 virtual stages per rank (groups of 4 micro-batches)"), std::string::npos) << to_text(r);
+  EXPECT_NE(to_json(r).find(R"("microbatch_group_size_per_vp_stage": 4)"), std::string::npos);
+  const PlanReport old = run_plan_study(grouped(3, 16, 0, true));
+  EXPECT_EQ(to_text(old).find("groups of"), std::string::npos);
+  EXPECT_EQ(to_json(old).find("microbatch_group_size_per_vp_stage"), std::string::npos);
 }
 
 }  // namespace
