@@ -28,12 +28,12 @@ std::int64_t uplinks_for(double oversub, int half_radix) {
   return (r >= 1 && std::abs(u - r) < 1e-9) ? static_cast<std::int64_t>(r) : 0;
 }
 
-void check_oversubscription(double v, int half_radix, const char* key) {
+void check_oversubscription(double v, int half_radix, const char* radix_key, const char* key) {
   if (!std::isfinite(v) || v < 1 || uplinks_for(v, half_radix) == 0) {
     throw ConfigError(key, num(v),
-                      fmt::format(">= 1 and such that switch_radix/2 / oversubscription = {} / {} is a whole number of "
+                      fmt::format(">= 1 and such that {}/2 / oversubscription = {} / {} is a whole number of "
                                   "uplinks (e.g. 1, 2, 4)",
-                                  half_radix, num(v)));
+                                  radix_key, half_radix, num(v)));
   }
 }
 
@@ -77,10 +77,16 @@ void check_switches(const ClusterParams& p) {
   if (p.switch_radix < 4 || p.switch_radix > 1024 || p.switch_radix % 2 != 0) {
     throw ConfigError("cluster.switch_radix", std::to_string(p.switch_radix), "an even integer between 4 and 1024");
   }
+  if (p.agg_switch_radix != 0 && (p.agg_switch_radix < 4 || p.agg_switch_radix > 1024 || p.agg_switch_radix % 2 != 0)) {
+    throw ConfigError("cluster.agg_switch_radix", std::to_string(p.agg_switch_radix),
+                      "0 (switch_radix) or an even integer between 4 and 1024");
+  }
   const int half = p.switch_radix / 2;
-  if (half % p.rails != 0) {
+  const int agg_half = agg_radix(p) / 2;
+  if (agg_half % p.rails != 0) {
     throw ConfigError("cluster.rails", std::to_string(p.rails),
-                      fmt::format("a divisor of switch_radix/2 = {} (a pod's ToRs are whole rail groups)", half));
+                      fmt::format("a divisor of {}/2 = {} (a pod's ToRs are whole rail groups)",
+                                  p.agg_switch_radix != 0 ? "agg_switch_radix" : "switch_radix", agg_half));
   }
   if (p.tor_downlink_split < 1 || p.tor_downlink_split > 64) {
     throw ConfigError("cluster.tor_downlink_split", std::to_string(p.tor_downlink_split),
@@ -106,9 +112,9 @@ void check_fields(const ClusterParams& p) {
   check_counts(p);
   check_speeds(p);
   check_switches(p);
-  const int half = p.switch_radix / 2;
-  check_oversubscription(p.tor_oversubscription, half, "cluster.tor_oversubscription");
-  check_oversubscription(p.agg_oversubscription, half, "cluster.agg_oversubscription");
+  check_oversubscription(p.tor_oversubscription, p.switch_radix / 2, "switch_radix", "cluster.tor_oversubscription");
+  check_oversubscription(p.agg_oversubscription, agg_radix(p) / 2,
+                         p.agg_switch_radix != 0 ? "agg_switch_radix" : "switch_radix", "cluster.agg_oversubscription");
   if (p.tiers != 0 && p.tiers != 2 && p.tiers != 3) {
     throw ConfigError("cluster.tiers", std::to_string(p.tiers), "0 (automatic), 2 or 3");
   }
@@ -120,10 +126,11 @@ void check_structure(const ClusterParams& p, const detail::ClosShape& s) {
   if (p.gpus > max_gpus) {
     throw ConfigError(
         "cluster.gpus", std::to_string(p.gpus),
-        fmt::format("at most {} GPUs: a three-tier Clos of radix {} holds {} pods (a core has one port per pod) of {} "
-                    "ToRs = {} groups x {} servers x {} GPUs (and NIC addresses are 10.0.0.0/8)",
-                    max_gpus, p.switch_radix, s.max_pods, s.tors_per_pod, s.groups_per_pod, p.servers_per_group,
-                    p.gpus_per_server));
+        fmt::format(
+            "at most {} GPUs: a three-tier Clos of core radix {} holds {} pods (a core has one port per pod) of "
+            "{} ToRs = {} groups x {} servers x {} GPUs (and NIC addresses are 10.0.0.0/8)",
+            max_gpus, p.switch_radix, s.max_pods, s.tors_per_pod, s.groups_per_pod, p.servers_per_group,
+            p.gpus_per_server));
   }
   if (p.tiers == 2 && s.pods > 1) {
     throw ConfigError("cluster.tiers", "2",
@@ -144,13 +151,14 @@ namespace detail {
 ClosShape derive_shape(const ClusterParams& p) {
   ClosShape s;
   const std::int64_t half = p.switch_radix / 2;
+  const std::int64_t agg_half = agg_radix(p) / 2;
   s.servers = p.gpus / p.gpus_per_server;
   s.groups = (s.servers + p.servers_per_group - 1) / p.servers_per_group;
-  s.tors_per_pod = half;
-  s.groups_per_pod = half / p.rails;
+  s.tors_per_pod = agg_half;
+  s.groups_per_pod = agg_half / p.rails;
   s.pods = (s.groups + s.groups_per_pod - 1) / s.groups_per_pod;
   s.tor_uplinks = uplinks_for(p.tor_oversubscription, static_cast<int>(half));
-  s.agg_uplinks = uplinks_for(p.agg_oversubscription, static_cast<int>(half));
+  s.agg_uplinks = uplinks_for(p.agg_oversubscription, static_cast<int>(agg_half));
   s.gpus_per_pod = s.groups_per_pod * p.servers_per_group * p.gpus_per_server;
   s.max_pods = p.switch_radix;
   s.tiers = p.tiers != 0 ? p.tiers : (s.pods <= 1 ? 2 : 3);

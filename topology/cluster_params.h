@@ -6,9 +6,12 @@
 //
 // Shape (derived, see Topology): a ToR has radix/2 physical down ports, each split into
 // tor_downlink_split links to NICs, and radix/2 / tor_oversubscription uplinks, one to each
-// aggregation switch of its pod. An aggregation switch has radix/2 down ports (one per ToR of its
-// pod) and radix/2 / agg_oversubscription uplinks, one to each core switch of its plane. Core switch
-// (plane i, j) links to aggregation switch i of every pod. GPU k of a server has its NIC on rail
+// aggregation switch of its pod. An aggregation switch has agg_radix/2 down ports (one per ToR of
+// its pod; agg_radix = agg_switch_radix, or switch_radix when that is 0) and agg_radix/2 /
+// agg_oversubscription uplinks, one to each core switch of its plane. Core switch (plane i, j), of
+// switch_radix ports, links to aggregation switch i of every pod. A larger aggregation radix builds
+// larger pods: Llama 3's 3,072-GPU pods of 192 ToRs (Dubey et al. 2024, §3.3.1) are aggregation
+// switches of 384 ports (192 down) above ToRs of 32 (16 GPUs down, 16 up). GPU k of a server has its NIC on rail
 // k % rails; a rail-ToR group is `rails` ToRs serving the same servers_per_group servers.
 #pragma once
 
@@ -24,7 +27,8 @@ struct ClusterParams {
   int rails = 8;                         // distinct rail ToRs per group; divides gpus_per_server
   double nic_gbps = 200;                 // NIC port speed, Gb/s each way
   double nvlink_gbytes_per_s = 300;      // NVLink bandwidth per GPU, GB/s each way
-  int switch_radix = 64;                 // ports per switch (even)
+  int switch_radix = 64;                 // ports per switch (even): ToRs and cores
+  int agg_switch_radix = 0;              // ports per aggregation switch (even); 0: switch_radix
   double switch_port_gbps = 400;         // switch port speed, Gb/s each way
   int tor_downlink_split = 2;            // NIC links per ToR down port (breakout cables)
   int servers_per_group = 64;            // servers under one rail-ToR group
@@ -38,12 +42,18 @@ struct ClusterParams {
   friend bool operator==(const ClusterParams&, const ClusterParams&) = default;
 };
 
+// The aggregation switches' radix in effect: agg_switch_radix, or switch_radix when it is 0.
+[[nodiscard]] inline int agg_radix(const ClusterParams& p) {
+  return p.agg_switch_radix != 0 ? p.agg_switch_radix : p.switch_radix;
+}
+
 // Throws sim::ConfigError naming the key ("cluster.<name>"), the value and the valid range when a
 // parameter is out of range or the parameters do not describe a buildable Clos. Beyond the ranges
-// noted above: switch_radix <= 1024 and tor_downlink_split <= 64; rails divides switch_radix/2 (a
-// pod's radix/2 ToRs are whole rail groups); servers_per_group x gpus_per_server/rails <=
+// noted above: switch_radix and agg_switch_radix <= 1024 and tor_downlink_split <= 64; rails
+// divides agg_radix/2 (a pod's agg_radix/2 ToRs are whole rail groups); servers_per_group x gpus_per_server/rails <=
 // switch_radix/2 x tor_downlink_split (a ToR's NIC links); nic_gbps <= switch_port_gbps /
-// tor_downlink_split; (switch_radix/2) / oversubscription is a whole number of uplinks; tiers = 2
+// tor_downlink_split; (switch_radix/2) / tor_oversubscription and (agg_radix/2) /
+// agg_oversubscription are whole numbers of uplinks; tiers = 2
 // only when one pod holds all servers; and gpus <= radix pods x (radix/2 / rails) groups x
 // servers_per_group x gpus_per_server (a core has one port per pod: 131072 with the defaults),
 // and <= 2^24 - 2 (NIC addresses in 10.0.0.0/8).

@@ -20,6 +20,11 @@ void write_params(const ClusterParams& p, fmt::memory_buffer& b) {
                  p.gpus, p.gpus_per_server, p.rails, p.nic_gbps, p.nvlink_gbytes_per_s, p.switch_radix,
                  p.switch_port_gbps, p.tor_downlink_split, p.servers_per_group, p.tor_oversubscription,
                  p.agg_oversubscription, p.tiers, p.link_latency_ns, p.nvlink_latency_ns);
+  // Only when set, so that the files of clusters with one radix read as before.
+  if (p.agg_switch_radix != 0) {
+    b.resize(b.size() - 1);  // reopen the params object
+    fmt::format_to(std::back_inserter(b), R"(,"agg_switch_radix":{}}})", p.agg_switch_radix);
+  }
 }
 
 void write_summary(const TopologySummary& s, fmt::memory_buffer& b) {

@@ -64,7 +64,7 @@ class Topology {
   [[nodiscard]] int num_groups() const { return num_groups_; }
   [[nodiscard]] int tor_uplinks() const { return tor_uplinks_; }  // = aggregation switches per pod
   [[nodiscard]] int agg_uplinks() const { return agg_uplinks_; }  // = core switches per plane
-  // ToRs of a full pod (= switch_radix/2, the aggregation down ports); the last pod may hold fewer.
+  // ToRs of a full pod (= agg_radix/2, the aggregation down ports); the last pod may hold fewer.
   [[nodiscard]] int tors_per_pod() const { return tors_per_pod_; }
   [[nodiscard]] std::size_t num_nodes() const { return nodes_.size(); }
   [[nodiscard]] std::size_t num_links() const { return links_.size(); }

@@ -72,8 +72,11 @@ void add_cluster_keys(std::vector<KeySpec>& t) {
                     &ClusterParams::nic_gbps, zero_or(kMinGbps, kMaxGbps)));
   t.push_back(field("cluster", "nvlink_gbytes_per_s", "GB/s", "NVLink bandwidth per GPU, each way (0: from the GPU)", c,
                     &ClusterParams::nvlink_gbytes_per_s, zero_or(kMinGbytesPerS, kMaxGbytesPerS)));
-  t.push_back(field("cluster", "switch_radix", "ports", "ports per switch (even)", c, &ClusterParams::switch_radix,
-                    between(4, 1024)));
+  t.push_back(field("cluster", "switch_radix", "ports", "ports per ToR and core switch (even)", c,
+                    &ClusterParams::switch_radix, between(4, 1024)));
+  t.push_back(field("cluster", "agg_switch_radix", "ports",
+                    "ports per aggregation switch (even), half of them down to the ToRs of a pod (0: switch_radix)", c,
+                    &ClusterParams::agg_switch_radix, between(0, 1024)));
   t.push_back(field("cluster", "switch_port_gbps", "Gb/s", "switch port speed, each way", c,
                     &ClusterParams::switch_port_gbps, between(kMinGbps, kMaxGbps)));
   t.push_back(field("cluster", "tor_downlink_split", "", "NIC links per ToR down port (breakout cables)", c,
