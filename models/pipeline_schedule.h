@@ -75,7 +75,7 @@ class PipelineOrder {
  private:
   // The k-th entry of the schedule table (k < m·v), as a forward or a backward.
   [[nodiscard]] ScheduleStep entry(std::int64_t k, PassKind pass) const;
-  // Entries in the group holding table entry k, and the first of them.
+  // Micro-batches in the group holding table entry k (N, or fewer in the last group).
   [[nodiscard]] std::int64_t group_size_at(std::int64_t k) const;
   std::int64_t m_, v_, group_;  // group_: the effective N (pp for the 2023 schedule)
   std::int64_t total_, warmup_;
