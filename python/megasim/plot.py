@@ -143,7 +143,12 @@ _LABELS = {"memory_gb": "peak memory per GPU (GB)", "peak_memory_bytes": "peak m
            "tokens_per_s": "throughput (tokens/s)", "mfu": "MFU (model FLOPs / peak)",
            "hfu": "HFU (hardware FLOPs / peak)", "iteration_time_s": "iteration time (s)",
            "tp": "tensor-parallel size", "pp": "pipeline-parallel size", "dp": "data-parallel size",
-           "vpp": "model chunks per stage", "micro_batch_size": "micro-batch size", "gpus": "GPUs"}
+           "vpp": "model chunks per stage", "micro_batch_size": "micro-batch size", "gpus": "GPUs",
+           # the keys a sweep searches for MoE and long-context scenarios, and today's schedule
+           "plan.expert_model_parallel_size": "expert-parallel size",
+           "plan.expert_tensor_parallel_size": "expert tensor-parallel size",
+           "plan.context_parallel_size": "context-parallel size",
+           "plan.microbatch_group_size_per_vp_stage": "micro-batches per group (interleaved schedule)"}
 _SUFFIX_UNITS = (("_per_s", "/s"), ("_bytes", "bytes"), ("_gb", "GB"), ("_s", "s"))
 
 

@@ -154,6 +154,8 @@ def test_sweep_plot_names_its_axes_with_units_and_its_title_fits(tmp_path):
     title = ax.title.get_window_extent(renderer)
     assert fig.bbox.x0 <= title.x0 and title.x1 <= fig.bbox.x1, (title, fig.bbox)
     assert megasim.plot._axis_label("compute_s") == "compute (s)"
+    assert megasim.plot._axis_label("plan.expert_model_parallel_size") == "expert-parallel size"
+    assert megasim.plot._axis_label("plan.context_parallel_size") == "context-parallel size"
 
 
 def test_sweep_plot_of_several_plans(tmp_path):
