@@ -154,8 +154,7 @@ std::vector<std::int64_t> chunk_forward_bytes(const ModelSpec& model, const Reso
 }
 
 PipelineOrder stage_order(const ResolvedPlan& plan, std::int64_t stage) {
-  return PipelineOrder(stage, plan.pp, plan.num_microbatches, plan.virtual_stages,
-                       plan.plan.microbatch_group_size_per_vp_stage);
+  return PipelineOrder(stage, plan.pp, plan.num_microbatches, plan.virtual_stages, plan.microbatch_group());
 }
 
 std::int64_t stage_activation_bytes(const ModelSpec& model, const ResolvedPlan& plan, std::int64_t stage) {
@@ -220,8 +219,8 @@ std::int64_t moe_layer_activation_bytes(const ModelSpec& model, const ResolvedPl
 }
 
 std::int64_t in_flight_chunks(const ResolvedPlan& plan, std::int64_t stage) {
-  return stage_order(plan, stage)
-      .peak_held(std::vector<std::int64_t>(static_cast<std::size_t>(plan.virtual_stages), 1));
+  return max_in_flight_microbatches(stage, plan.pp, plan.num_microbatches, plan.virtual_stages,
+                                    plan.microbatch_group());
 }
 
 MemoryEstimate estimate_memory(const ModelSpec& model, const ResolvedPlan& plan) {

@@ -199,6 +199,11 @@ struct ResolvedPlan {
   std::vector<std::string> warnings;
 
   [[nodiscard]] bool interleaved() const { return virtual_stages > 1; }
+  // The micro-batch group of the interleaved schedule in effect (pipeline_schedule.h): the plan's
+  // microbatch_group_size_per_vp_stage, 0 for the 2023 schedule and for 1F1B (which has none).
+  [[nodiscard]] std::int64_t microbatch_group() const {
+    return interleaved() ? plan.microbatch_group_size_per_vp_stage : 0;
+  }
   // Whether the first or the last stage holds another number of layers than the others.
   [[nodiscard]] bool uneven_stages() const {
     return first_stage_layers != layers_per_stage || last_stage_layers != layers_per_stage;

@@ -98,8 +98,8 @@ std::vector<StepComm> plan_comm(const ResolvedPlan& plan, std::int64_t stage, co
   const std::int64_t last_vs = plan.pp * plan.virtual_stages - 1;
   const auto n = static_cast<std::int32_t>(steps.size());
   const bool overlap = plan.plan.overlap_p2p_comm;
-  const auto warmup = static_cast<std::int32_t>(num_warmup_steps(
-      stage, plan.pp, plan.num_microbatches, plan.virtual_stages, plan.plan.microbatch_group_size_per_vp_stage));
+  const auto warmup = static_cast<std::int32_t>(
+      num_warmup_steps(stage, plan.pp, plan.num_microbatches, plan.virtual_stages, plan.microbatch_group()));
   std::vector<StepComm> out(steps.size());
   std::int32_t group = 0;
   std::vector<std::int32_t> last_of_group;
@@ -135,8 +135,7 @@ class StageBuilder {
         plan_(plan),
         ids_(ids),
         stage_(stage),
-        steps_(pipeline_schedule(stage, plan.pp, plan.num_microbatches, plan.virtual_stages,
-                                 plan.plan.microbatch_group_size_per_vp_stage)),
+        steps_(pipeline_schedule(stage, plan.pp, plan.num_microbatches, plan.virtual_stages, plan.microbatch_group())),
         comm_(plan_comm(plan, stage, steps_)),
         compute_(steps_.size(), -1),
         recv_(steps_.size(), -1),

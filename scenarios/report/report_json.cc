@@ -15,8 +15,8 @@ std::string plan_split(const models::ResolvedPlan& p) {
 }
 
 std::string microbatch_groups(const models::ResolvedPlan& p) {
-  if (!p.interleaved() || p.plan.microbatch_group_size_per_vp_stage == 0) return "";
-  return fmt::format(" (groups of {} micro-batches)", p.plan.microbatch_group_size_per_vp_stage);
+  if (p.microbatch_group() == 0) return "";
+  return fmt::format(" (groups of {} micro-batches)", p.microbatch_group());
 }
 
 void write_plan_json(JsonWriter& w, const models::ResolvedPlan& p) {
@@ -29,9 +29,7 @@ void write_plan_json(JsonWriter& w, const models::ResolvedPlan& p) {
   }
   if (p.cp > 1) w.field("cp", p.cp).field("cp_comm_type", std::string(models::to_string(p.plan.cp_comm_type)));
   if (p.ep > 1 || p.etp != p.tp) w.field("ep", p.ep).field("etp", p.etp).field("edp", p.edp);
-  if (p.interleaved() && p.plan.microbatch_group_size_per_vp_stage != 0) {
-    w.field("microbatch_group_size_per_vp_stage", p.plan.microbatch_group_size_per_vp_stage);
-  }
+  if (p.microbatch_group() != 0) w.field("microbatch_group_size_per_vp_stage", p.microbatch_group());
   w.field("world_size", p.world_size);
   w.end_object();
 }

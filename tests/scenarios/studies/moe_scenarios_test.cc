@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "models/layer_ops.h"
 #include "models/moe.h"
 #include "scenarios/config/loader.h"
 #include "scenarios/studies/run_study.h"
@@ -74,11 +75,14 @@ TEST(MoeScenarios, MegaScaleMoeExposesLessThanItsMegatronBaseline) {
     apply_overrides(megatron, {"cluster.gpus=" + std::to_string(gpus)});
     apply_overrides(megascale, {"cluster.gpus=" + std::to_string(gpus)});
     const IterationReport base = run_iteration_study(megatron).report;
-    const IterationReport ours = run_iteration_study(megascale).report;
+    const RunResult ours_run = run_iteration_study(megascale);
+    const IterationReport& ours = ours_run.report;
     EXPECT_EQ(ours.plan.dp, gpus / 120);
     EXPECT_EQ(ours.plan.cp, 8);
     EXPECT_GE(ours.mean.compute_s, base.mean.compute_s);
-    EXPECT_LE(ours.mean.compute_s, 1.1 * base.mean.compute_s);
+    // At most the busiest expert rank's share more: only the experts' work scales with it.
+    EXPECT_LE(ours.mean.compute_s,
+              models::expert_load_factor(ours_run.workload.model, ours_run.workload.plan) * base.mean.compute_s);
     EXPECT_LT(ours.mean.tp_exposed_s, 0.5 * base.mean.tp_exposed_s);
     EXPECT_LT(ours.iteration_time_s, base.iteration_time_s);
   }
