@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <span>
@@ -184,31 +185,6 @@ void Executor::build_pauses() {
 
 namespace {
 
-// The unit's compute groups (tp_collective_time.h): its TP group and, for an MoE plan, its TP rank
-// 0's expert groups as the placement puts them.
-ComputeGroupGpus compute_groups(const models::Workload& workload, const std::vector<topo::GpuId>& placement,
-                                const std::vector<topo::GpuId>& tensor, std::int64_t stage, std::int64_t replica) {
-  ComputeGroupGpus out;
-  out.tensor = tensor;
-  const models::ExpertLayout layout = workload.plan.expert_layout();
-  const std::int64_t rank = layout.dense.rank_of(0, replica, stage);
-  const auto gpus_of = [&](const std::vector<std::int64_t>& ranks) {
-    std::vector<topo::GpuId> gpus;
-    for (const std::int64_t r : ranks) gpus.push_back(placement[static_cast<std::size_t>(r)]);
-    return gpus;
-  };
-  // The CP group: the cp consecutive replicas (layout data indices) holding this one.
-  const std::int64_t cp = workload.plan.cp;
-  for (std::int64_t c = replica / cp * cp; c < replica / cp * cp + cp && cp > 1; ++c) {
-    out.context.push_back(placement[static_cast<std::size_t>(layout.dense.rank_of(0, c, stage))]);
-  }
-  if (workload.plan.ep * workload.plan.etp == 1) return out;
-  out.expert = gpus_of(layout.expert_group(rank));
-  out.expert_tensor = gpus_of(layout.expert_tensor_group(rank));
-  out.expert_tensor_and_expert = gpus_of(layout.expert_tensor_and_expert_group(rank));
-  return out;
-}
-
 // Units whose groups each sit inside one server see the same collective times (the closed form
 // of one NVLink port's rate); the others' depend on where their groups' GPUs are. The key names the
 // GPUs of the groups that span servers, -1 for each group that does not.
@@ -226,20 +202,53 @@ std::vector<std::int64_t> tp_time_key(const topo::Topology& topo, const ComputeG
   return key;
 }
 
+// Registers, for each stage and each kind of compute group the workload's collectives use, the
+// stage's groups of that kind when one of them spans servers; returns the set ids by
+// [stage][kind], -1 where the groups are timed alone.
+std::vector<std::array<std::int64_t, kComputeGroupKinds>> register_peer_sets(const models::Workload& workload,
+                                                                             const std::vector<topo::GpuId>& placement,
+                                                                             const topo::Topology& topo,
+                                                                             PeerCollectiveTimes& peers) {
+  std::array<bool, kComputeGroupKinds> used{};
+  for (const models::KernelList& list : workload.kernels) {
+    for (const models::TpCollective& c : list.tp_collectives) {
+      if (c.count > 0) used[static_cast<std::size_t>(c.group)] = true;
+    }
+  }
+  std::vector<std::array<std::int64_t, kComputeGroupKinds>> sets(static_cast<std::size_t>(workload.plan.pp));
+  for (std::int64_t s = 0; s < workload.plan.pp; ++s) {
+    auto& of_stage = sets[static_cast<std::size_t>(s)];
+    of_stage.fill(-1);
+    for (std::size_t k = 0; k < kComputeGroupKinds; ++k) {
+      if (!used[k]) continue;
+      std::vector<std::vector<topo::GpuId>> groups =
+          stage_groups(workload, placement, s, static_cast<models::ComputeGroup>(k));
+      const bool spans = std::any_of(groups.begin(), groups.end(),
+                                     [&](const std::vector<topo::GpuId>& g) { return !in_one_server(topo, g); });
+      if (spans) of_stage[k] = static_cast<std::int64_t>(peers.add_set(std::move(groups)));
+    }
+  }
+  return sets;
+}
+
 }  // namespace
 
 // Units whose groups all sit inside one server, at slowdown 1 and without task scales, share their
 // stage's durations; the others get their own. Collective times are shared by units whose groups
-// are alike (tp_time_key).
+// are alike (tp_time_key); a group that spans servers is timed beside its stage's peers.
 void Executor::assign_times(const std::vector<KernelCost>& costs) {
   std::map<std::vector<std::int64_t>, std::vector<TpTime>> tp_times;
   std::vector<const TaskTimes*> shared(static_cast<std::size_t>(pp_), nullptr);
+  PeerCollectiveTimes peers(topo_, in_.fabric, in_.collective);
+  const std::vector<std::array<std::int64_t, kComputeGroupKinds>> peer_sets =
+      register_peer_sets(workload_, in_.placement, topo_, peers);
   for (Unit& unit : units_) {
     double slowdown = 1.0;
     for (const topo::GpuId g : unit.gpus) {
       if (!in_.gpu_slowdown.empty()) slowdown = std::max(slowdown, in_.gpu_slowdown[g.index()]);
     }
-    const ComputeGroupGpus groups = compute_groups(workload_, in_.placement, unit.gpus, unit.stage, unit.replica);
+    ComputeGroupGpus groups = compute_groups(workload_, in_.placement, unit.gpus, unit.stage, unit.replica);
+    groups.peer_set = peer_sets[static_cast<std::size_t>(unit.stage)];
     const std::vector<std::int64_t> key = tp_time_key(topo_, groups);
     const bool local = std::all_of(key.begin(), key.end(), [](std::int64_t k) { return k == -1; });
     const auto u = static_cast<std::size_t>(&unit - units_.data());
@@ -253,8 +262,10 @@ void Executor::assign_times(const std::vector<KernelCost>& costs) {
     }
     auto found = tp_times.find(key);
     if (found == tp_times.end()) {
-      found = tp_times.emplace(key, kernel_list_tp_times(workload_.kernels, topo_, in_.fabric, in_.collective, groups))
-                  .first;
+      found =
+          tp_times
+              .emplace(key, kernel_list_tp_times(workload_.kernels, topo_, in_.fabric, in_.collective, groups, &peers))
+              .first;
     }
     unit.times = &times_.emplace_back(task_times(program, costs, found->second, slowdown, scale, in_.calibration));
     if (local && slowdown == 1.0 && scale == nullptr) stage_times = unit.times;

@@ -71,31 +71,18 @@ sim::SimTime tp_collective_time_ns(const topo::Topology& topo, const FabricParam
   return result.end_ns - result.start_ns;
 }
 
-const std::vector<topo::GpuId>& ComputeGroupGpus::of(models::ComputeGroup group) const {
-  switch (group) {
-    case models::ComputeGroup::kExpert:
-      return expert;
-    case models::ComputeGroup::kExpertTensor:
-      return expert_tensor;
-    case models::ComputeGroup::kExpertTensorAndExpert:
-      return expert_tensor_and_expert;
-    case models::ComputeGroup::kContext:
-      return context;
-    case models::ComputeGroup::kTensor:
-      break;
-  }
-  return tensor;
-}
-
 std::vector<TpTime> kernel_list_tp_times(const std::vector<models::KernelList>& kernels, const topo::Topology& topo,
                                          const FabricParams& fabric, const models::CollectiveParams& params,
-                                         const ComputeGroupGpus& groups) {
+                                         const ComputeGroupGpus& groups, PeerCollectiveTimes* peers) {
   std::vector<TpTime> out(kernels.size());
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     for (const models::TpCollective& c : kernels[i].tp_collectives) {
       if (c.count <= 0) continue;
       const std::vector<topo::GpuId>& gpus = groups.of(c.group);
-      const double one = sim::to_seconds(tp_collective_time_ns(topo, fabric, params, gpus, c.op, c.bytes));
+      const std::int64_t set = groups.peer_set[static_cast<std::size_t>(c.group)];
+      const double one = sim::to_seconds(peers != nullptr && set >= 0
+                                             ? peers->time_ns(static_cast<std::size_t>(set), gpus, c.op, c.bytes)
+                                             : tp_collective_time_ns(topo, fabric, params, gpus, c.op, c.bytes));
       (c.overlappable ? out[i].overlappable_s : out[i].plain_s) += static_cast<double>(c.count) * one;
     }
   }

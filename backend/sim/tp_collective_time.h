@@ -6,13 +6,15 @@
 // the most lanes of the phase that leave or enter one GPU), rounded up to a whole ns as the fabric
 // rounds a flow's completion, plus the phase's step latency. That is exactly what CollectiveRunner
 // on the Fabric gives for the group alone (tests/backend check it). Groups spanning servers are
-// played alone on a fresh fabric instead.
+// played on a fresh fabric instead, beside their stage's peers (peer_collective_times.h).
 #pragma once
 
 #include <span>
 #include <vector>
 
+#include "backend/sim/compute_groups.h"
 #include "backend/sim/fabric.h"
+#include "backend/sim/peer_collective_times.h"
 #include "models/collective.h"
 #include "models/workload.h"
 #include "sim/time.h"
@@ -38,25 +40,16 @@ sim::SimTime tp_collective_time_ns(const topo::Topology& topo, const FabricParam
                                    const models::CollectiveParams& params, std::span<const topo::GpuId> gpus,
                                    models::CollectiveOp op, double bytes);
 
-// The GPUs of the groups one unit's compute tasks communicate over (workload.h's ComputeGroup), in
-// their rank order: its TP group and, for an MoE plan, the expert-parallel, expert-tensor and
-// expert-tensor-and-expert groups of its TP rank 0 (the other TP ranks' groups mirror them), and
-// with context parallelism that rank's CP group.
-struct ComputeGroupGpus {
-  std::vector<topo::GpuId> tensor, expert, expert_tensor, expert_tensor_and_expert, context;
-  [[nodiscard]] const std::vector<topo::GpuId>& of(models::ComputeGroup group) const;
-};
-
 // Seconds of one run of a kernel list's collectives, each over its group: the calls the workload
-// marks overlappable (which may hide behind the list's GEMMs) apart from the others. Each
-// collective is timed alone on the cluster (an MoE dispatch across servers as every pair a flow
-// on a fresh fabric, so ECMP collisions within the group show, not those with other groups').
+// marks overlappable (which may hide behind the list's GEMMs) apart from the others. A collective
+// over a group with a peer set (groups.peer_set, a set of `peers`) is played beside its stage's
+// peers (peer_collective_times.h); any other is timed alone on the cluster.
 struct TpTime {
   double plain_s = 0;
   double overlappable_s = 0;
 };
 std::vector<TpTime> kernel_list_tp_times(const std::vector<models::KernelList>& kernels, const topo::Topology& topo,
                                          const FabricParams& fabric, const models::CollectiveParams& params,
-                                         const ComputeGroupGpus& groups);
+                                         const ComputeGroupGpus& groups, PeerCollectiveTimes* peers = nullptr);
 
 }  // namespace megasim::backend
