@@ -70,4 +70,15 @@ double kernel_list_gemm_time_s(const KernelList& kernels, const ParallelPlan& pl
   return total;
 }
 
+double kernel_list_ring_attention_window_s(const KernelList& kernels, const ParallelPlan& plan, const GpuSpec& gpu,
+                                           const ComputeCalibration& calib) {
+  const auto cp = static_cast<double>(plan.context_parallel_size);
+  if (cp <= 1) return 0;
+  double attention = 0;
+  for (const LayerOp& op : kernels.ops) {
+    if (op.kind == OpKind::kAttention) attention += op_time_s(op, plan, gpu, calib);
+  }
+  return attention * (cp - 1) / cp;
+}
+
 }  // namespace megasim::models

@@ -30,4 +30,11 @@ double kernel_list_compute_time_s(const KernelList& kernels, const ParallelPlan&
 double kernel_list_gemm_time_s(const KernelList& kernels, const ParallelPlan& plan, const GpuSpec& gpu,
                                const ComputeCalibration& calib);
 
+// Seconds of the list's attention kernels beside which ring attention's transfers run (the calls
+// with OverlapWindow::kAttention): cp - 1 of the attention's cp equal blocks, since the last block
+// fetches nothing (Megatron's load-balanced causal split gives every step the same work). 0
+// without context parallelism.
+double kernel_list_ring_attention_window_s(const KernelList& kernels, const ParallelPlan& plan, const GpuSpec& gpu,
+                                           const ComputeCalibration& calib);
+
 }  // namespace megasim::models

@@ -57,6 +57,8 @@ std::string_view to_string(TaskCategory category);
 // dispatcher's gather and reduce-scatter).
 // kContext is the context-parallel group (the attention's K/V exchange).
 enum class ComputeGroup : std::uint8_t { kTensor, kExpert, kExpertTensor, kExpertTensorAndExpert, kContext };
+// The kernels of a list an overlappable collective runs beside (TpCollective::window).
+enum class OverlapWindow : std::uint8_t { kGemms, kAttention };
 // The group a kDpCollective runs over: the data-parallel group, or for the MoE layers' experts the
 // expert-data-parallel group.
 enum class DpGroup : std::uint8_t { kData, kExpertData };
@@ -73,6 +75,9 @@ struct TpCollective {
   // backend needs no plan flag to interpret it.
   bool overlappable = false;
   ComputeGroup group = ComputeGroup::kTensor;
+  // What an overlappable call hides behind: the list's GEMMs, or its attention kernels (ring
+  // attention's K/V blocks, each fetched while the block before it is attended).
+  OverlapWindow window = OverlapWindow::kGemms;
 };
 
 // The ops of one kind of compute work, for one micro-batch on one TP rank.

@@ -92,7 +92,8 @@ std::vector<TpCollective> layer_backward_collectives(const Sizes& x, std::int32_
 // attention, over the CP group), with K and V the rank's local keys and values (2 x s/cp x b x
 // groups x head dim / tp, bf16):
 //  - p2p (ring attention): K and V go around the CP ring, cp - 1 blocks, each step's transfer
-//    overlapped with the attention of the block before: an all-gather of them in volume and steps;
+//    overlapped with the attention of the block before (OverlapWindow::kAttention): an all-gather
+//    of them in volume and steps;
 //    backward passes K and V again and returns dK and dV (an all-gather and a reduce-scatter);
 //  - all_gather (Llama 3): the same all-gather before the attention and reduce-scatter of the key
 //    and value gradients after its backward (which re-gathers K and V), not overlapped;
@@ -105,8 +106,10 @@ std::vector<TpCollective> context_collectives(const ModelSpec& model, const Reso
   const double head = static_cast<double>(kv_channels(model));
   const double kv = kBf16Bytes * x.tokens * 2 * static_cast<double>(query_groups(model)) * head / tp;
   const double gathered = kv * static_cast<double>(plan.cp);
-  const auto cp_call = [](CollectiveOp op, double bytes, bool overlappable) {
-    return call(op, bytes, 1, overlappable, ComputeGroup::kContext);
+  const auto cp_call = [](CollectiveOp op, double bytes, bool ring) {
+    TpCollective c = call(op, bytes, 1, ring, ComputeGroup::kContext);
+    if (ring) c.window = OverlapWindow::kAttention;
+    return c;
   };
   switch (plan.plan.cp_comm_type) {
     case CpCommType::kP2p:

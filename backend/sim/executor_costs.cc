@@ -16,7 +16,8 @@ constexpr std::string_view kTaskTime =
 // Time a list's overlappable TP collectives (models::TpCollective::overlappable, C seconds alone) add
 // to its GEMMs (W seconds alone). While a collective runs, its NCCL kernels hold a fraction f of the
 // SMs, so the GEMMs beside it run at (1 - f): if they outlast it, the list takes W + f·C; if not
-// (C·(1 - f) > W), it takes C. Either way the cost is max(f·C, C - W) >= 0.
+// (C·(1 - f) > W), it takes C. Either way the cost is max(f·C, C - W) >= 0. Ring attention's
+// transfers are the same against the attention blocks beside them (W = those blocks' time).
 double overlapped_tp_cost(double overlappable_s, double gemm_s, double comm_sm_fraction) {
   return std::max(comm_sm_fraction * overlappable_s, overlappable_s - gemm_s);
 }
@@ -28,11 +29,13 @@ std::vector<KernelCost> kernel_costs(const IterationInputs& in) {
   std::vector<KernelCost> out(w.kernels.size());
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     if (!in.kernel_times.empty()) {
-      out[i] = {in.kernel_times[i].compute_s, in.kernel_times[i].gemm_s};
+      out[i] = {in.kernel_times[i].compute_s, in.kernel_times[i].gemm_s, in.kernel_times[i].ring_attention_s};
       continue;
     }
     out[i].compute_s = models::kernel_list_compute_time_s(w.kernels[i], w.plan.plan, in.gpu, in.calibration);
     out[i].gemm_s = models::kernel_list_gemm_time_s(w.kernels[i], w.plan.plan, in.gpu, in.calibration);
+    out[i].ring_attention_s =
+        models::kernel_list_ring_attention_window_s(w.kernels[i], w.plan.plan, in.gpu, in.calibration);
   }
   return out;
 }
@@ -58,8 +61,10 @@ TaskTimes task_times(const models::StageProgram& program, const std::vector<Kern
       const auto k = static_cast<std::size_t>(run.kernels);
       const double repeat = static_cast<double>(run.repeat);
       compute += repeat * costs[k].compute_s * task_slowdown;
-      exposed += repeat * (tp[k].plain_s +
-                           overlapped_tp_cost(tp[k].overlappable_s, costs[k].gemm_s * task_slowdown, comm_sm_fraction));
+      exposed +=
+          repeat *
+          (tp[k].plain_s + overlapped_tp_cost(tp[k].overlappable_s, costs[k].gemm_s * task_slowdown, comm_sm_fraction) +
+           overlapped_tp_cost(tp[k].ring_attention_s, costs[k].ring_attention_s * task_slowdown, comm_sm_fraction));
     }
     double host = 0;
     if (task.host_sync) host = sync_gap + (task.category == models::TaskCategory::kDataLoading ? get_batch : 0);

@@ -104,6 +104,7 @@ struct PlannedDpCollective {
 struct KernelCost {
   double compute_s = 0;
   double gemm_s = 0;
+  double ring_attention_s = 0;
 };
 
 // executor_stages.cc

@@ -103,9 +103,12 @@ void check_values(const IterationInputs& in) {
                            fmt::format("none or one per kernel list ({})", in.workload->kernels.size()));
   }
   for (const KernelTime& k : in.kernel_times) {
-    if (!(std::isfinite(k.compute_s) && k.compute_s >= 0 && std::isfinite(k.gemm_s) && k.gemm_s >= 0)) {
-      throw sim::ConfigError("iteration.kernel_times", fmt::format("{} s, GEMMs {} s", k.compute_s, k.gemm_s),
-                             "finite times >= 0 s");
+    const auto valid = [](double s) { return std::isfinite(s) && s >= 0; };
+    if (!(valid(k.compute_s) && valid(k.gemm_s) && valid(k.ring_attention_s))) {
+      throw sim::ConfigError(
+          "iteration.kernel_times",
+          fmt::format("{} s, GEMMs {} s, ring attention {} s", k.compute_s, k.gemm_s, k.ring_attention_s),
+          "finite times >= 0 s");
     }
   }
 }

@@ -40,11 +40,13 @@
 
 namespace megasim::backend {
 
-// Seconds of one run of a kernel list on an unslowed GPU: all of it, and its GEMMs alone (what
-// tensor-parallel communication can hide behind).
+// Seconds of one run of a kernel list on an unslowed GPU: all of it, its GEMMs alone (what
+// tensor-parallel communication can hide behind) and the attention ring attention's transfers run
+// beside (models::kernel_list_ring_attention_window_s; 0 when the list has none).
 struct KernelTime {
   double compute_s = 0;
   double gemm_s = 0;
+  double ring_attention_s = 0;
 };
 
 struct IterationInputs {

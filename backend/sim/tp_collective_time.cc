@@ -83,7 +83,10 @@ std::vector<TpTime> kernel_list_tp_times(const std::vector<models::KernelList>& 
       const double one = sim::to_seconds(peers != nullptr && set >= 0
                                              ? peers->time_ns(static_cast<std::size_t>(set), gpus, c.op, c.bytes)
                                              : tp_collective_time_ns(topo, fabric, params, gpus, c.op, c.bytes));
-      (c.overlappable ? out[i].overlappable_s : out[i].plain_s) += static_cast<double>(c.count) * one;
+      double& sum = !c.overlappable                                 ? out[i].plain_s
+                    : c.window == models::OverlapWindow::kAttention ? out[i].ring_attention_s
+                                                                    : out[i].overlappable_s;
+      sum += static_cast<double>(c.count) * one;
     }
   }
   return out;

@@ -46,7 +46,8 @@ sim::SimTime tp_collective_time_ns(const topo::Topology& topo, const FabricParam
 // peers (peer_collective_times.h); any other is timed alone on the cluster.
 struct TpTime {
   double plain_s = 0;
-  double overlappable_s = 0;
+  double overlappable_s = 0;    // beside the GEMMs
+  double ring_attention_s = 0;  // overlappable beside the attention blocks (OverlapWindow::kAttention)
 };
 std::vector<TpTime> kernel_list_tp_times(const std::vector<models::KernelList>& kernels, const topo::Topology& topo,
                                          const FabricParams& fabric, const models::CollectiveParams& params,

@@ -172,5 +172,37 @@ TEST(TpCollectiveTime, OverlappedCollectivesSlowTheGemmsBesideThem) {
   EXPECT_EQ(plain.iteration_time, run_overlap_case(false, 0.8 * kMs).iteration_time);
 }
 
+// Ring attention's K/V transfers (OverlapWindow::kAttention) hide behind the attention blocks
+// beside them (KernelTime::ring_attention_s, W), not behind the GEMMs: 4 all-gathers of 16 MiB (C
+// in all) cost max(f x C, C - W) per run whatever the GEMMs' time, and all of C with W = 0.
+Trace run_ring_case(double gemm_s, double ring_attention_s, double comm_sm_fraction) {
+  static const topo::Topology topo = two_servers();
+  models::Workload w = empty_workload(8, 1, 1);
+  w.kernels.resize(1);
+  models::TpCollective ring{CollectiveOp::kAllGather, 16 * kMiB, 4, true};
+  ring.window = models::OverlapWindow::kAttention;
+  w.kernels[0].tp_collectives.push_back(ring);
+  add_task(w.stages[0], compute_task(0, 3));
+  IterationInputs in = make_inputs(w, topo, first_gpus(8), {{1 * kMs, gemm_s, ring_attention_s}});
+  in.calibration.comm_sm_fraction = comm_sm_fraction;
+  return simulate_iteration(in);
+}
+
+TEST(TpCollectiveTime, RingAttentionTransfersHideBehindTheAttentionBlocks) {
+  const models::CollectiveParams p;
+  const double c = 4 * ring_formula_s(CollectiveOp::kAllGather, 8, 16 * kMiB, p);
+  const double f = 24.0 / 108;
+  const auto exposed_s = [](const Trace& t) { return static_cast<double>(t.units[0].records[0].tp_exposed) * 1e-9; };
+  // Long attention (C (1 - f) < W): f x C per run, GEMMs long or absent.
+  ASSERT_LT(c * (1 - f), 0.8 * kMs);
+  EXPECT_NEAR(exposed_s(run_ring_case(0, 0.8 * kMs, f)), 3 * f * c, 3 * 5e-9);
+  EXPECT_NEAR(exposed_s(run_ring_case(0.9 * kMs, 0.8 * kMs, f)), 3 * f * c, 3 * 5e-9);
+  // Short attention: C - W.
+  ASSERT_GT(c * (1 - f), 0.1 * kMs);
+  EXPECT_NEAR(exposed_s(run_ring_case(0.9 * kMs, 0.1 * kMs, f)), 3 * (c - 0.1 * kMs), 3 * 5e-9);
+  // No attention beside them: all of it, even behind long GEMMs.
+  EXPECT_NEAR(exposed_s(run_ring_case(0.9 * kMs, 0, f)), 3 * c, 3 * 5e-9);
+}
+
 }  // namespace
 }  // namespace megasim::backend

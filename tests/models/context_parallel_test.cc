@@ -81,6 +81,16 @@ TEST(ContextParallel, ARanksAttentionIsItsShareOfTheWhole) {
   const double whole = attention_s(resolve_plan(m, cp_plan(1, 1, CpCommType::kP2p), 16, 8));
   const double p2p = attention_s(resolve_plan(m, cp_plan(1, 4, CpCommType::kP2p), 16, 8));
   EXPECT_NEAR(p2p, whole / 4, 1e-12);
+  // Ring attention's transfers run beside cp - 1 = 3 of its 4 blocks (the forward's one attention
+  // kernel); nothing to run beside without CP.
+  const ResolvedPlan ring = resolve_plan(m, cp_plan(1, 4, CpCommType::kP2p), 16, 8);
+  const ResolvedPlan plain = resolve_plan(m, cp_plan(1, 1, CpCommType::kP2p), 16, 8);
+  EXPECT_NEAR(
+      kernel_list_ring_attention_window_s(list_named(build_workload(m, ring), "chunk forward"), ring.plan, gpu, calib),
+      0.75 * p2p, 1e-12);
+  EXPECT_EQ(kernel_list_ring_attention_window_s(list_named(build_workload(m, plain), "chunk forward"), plain.plan, gpu,
+                                                calib),
+            0);
   // a2a: 32 heads / 4 over the whole sequence: the kernel of a quarter of the heads.
   const double a2a = attention_s(resolve_plan(m, cp_plan(1, 4, CpCommType::kA2a), 16, 8));
   EXPECT_GT(a2a, 0.9 * whole / 4);
@@ -115,6 +125,10 @@ TEST(ContextParallel, EachCommTypeExchangesItsBytesOverTheCpGroup) {
   // p2p: the same volume around the ring, overlapped with the attention.
   const Workload ring = build_workload(m, resolve_plan(m, cp_plan(tp, cp, CpCommType::kP2p), 16, 8));
   EXPECT_TRUE(context_calls(list_named(ring, "chunk forward"))[0].overlappable);
+  EXPECT_EQ(context_calls(list_named(ring, "chunk forward"))[0].window, OverlapWindow::kAttention);
+  for (const TpCollective& c : context_calls(list_named(ring, "chunk backward"))) {
+    EXPECT_EQ(c.window, OverlapWindow::kAttention);
+  }
   const Workload a2a = build_workload(m, resolve_plan(m, cp_plan(tp, cp, CpCommType::kA2a), 16, 8));
   const auto exchanges = context_calls(list_named(a2a, "chunk forward"));
   ASSERT_EQ(exchanges.size(), 2U);

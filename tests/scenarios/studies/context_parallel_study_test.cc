@@ -1,6 +1,6 @@
 // The simulated iteration with context parallelism inside one server: all_gather's exposed time is
 // its all-gathers' and reduce-scatters' ring formula over NVLink; p2p moves the same bytes but hides
-// them behind the GEMMs; the shipped 128K-token Llama 3 run resolves as published and fits.
+// them behind the attention blocks; the shipped 128K-token Llama 3 run resolves as published and fits.
 #include <gtest/gtest.h>
 
 #include <string>
