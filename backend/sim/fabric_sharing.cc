@@ -154,6 +154,7 @@ void SharingIndex::unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y) {
 void SharingIndex::on_link_joined(std::uint32_t slot, std::uint32_t usage) {
   const std::uint32_t index = occupants_[flows_[slot].usages[usage].link.index()].usage;
   LinkFlowList& list = lists_[index];
+  drop_scan(index);
   if (list.size() == 3 && is_pair_list(std::span(list.data(), 2))) {  // its two flows were a pair
     unpair_link(list[0], list[1]);
     for (LinkFlowEntry& e : std::span(list.data(), 2)) {  // shared now: their rates are read from the list
@@ -200,6 +201,7 @@ void SharingIndex::classify_binding(std::uint32_t index) {
     pair_link(list[0], list[1]);
     return;
   }
+  drop_scan(index);
   for (LinkFlowEntry& e : list) {  // their rates are read from the list while it binds
     e.rate = flows_[e.slot].rate;
     add_shared(e.slot, e.usage);

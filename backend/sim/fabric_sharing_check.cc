@@ -112,6 +112,17 @@ std::string SharingIndex::check() const {
             1e-12 * std::max(load, links_.state(topo::LinkId(static_cast<std::int32_t>(l))).nominal_bytes_per_s))
       return fmt::format("link {}: totals out of step (load {} kept {})", l, load, kept.load);
   }
+  for (std::size_t l = 0; l < occupants_.size(); ++l) {  // the kept scans: what scanning gives now
+    if (occupants_[l].slot != LinkOccupant::kListed || !scans_[occupants_[l].usage].valid) continue;
+    const LinkFlowList& list = lists_[occupants_[l].usage];
+    double load = 0, fastest = -std::numeric_limits<double>::infinity();
+    for (const LinkFlowEntry& e : list) {
+      load += e.weight * e.rate;
+      fastest = std::max(fastest, e.rate);
+    }
+    const ListScan& kept = scans_[occupants_[l].usage];
+    if (kept.load != load || kept.fastest != fastest) return fmt::format("link {}: kept scan out of step", l);
+  }
   for (std::size_t id = 0; id < pairs_.size(); ++id) {
     if (!pairs_[id].active) continue;
     const auto it = expected_pair_caps.find(static_cast<std::int32_t>(id));

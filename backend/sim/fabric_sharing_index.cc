@@ -8,6 +8,21 @@
 #include "sim/error.h"
 
 namespace megasim::backend {
+namespace {
+
+double scan_fastest(const LinkFlowList& list) {
+  double fastest = -std::numeric_limits<double>::infinity();
+  for (const LinkFlowEntry& e : list) fastest = std::max(fastest, e.rate);
+  return fastest;
+}
+
+double scan_load(const LinkFlowList& list) {
+  double load = 0;
+  for (const LinkFlowEntry& e : list) load += e.weight * e.rate;
+  return load;
+}
+
+}  // namespace
 
 SharingIndex::SharingIndex(FlowTable& flows, LinkTable& links)
     : flows_(flows), links_(links), occupants_(links.size()) {}
@@ -65,6 +80,7 @@ void SharingIndex::enter(std::uint32_t slot, bool mark_links_dirty) {
         lists_.emplace_back();
         totals_.emplace_back();
         class_.emplace_back();
+        scans_.emplace_back();
       }
       occupant = {LinkOccupant::kListed, free_lists_.back()};
       free_lists_.pop_back();
@@ -73,6 +89,7 @@ void SharingIndex::enter(std::uint32_t slot, bool mark_links_dirty) {
     }
     const std::uint32_t index = occupant.usage;
     LinkFlowList& list = lists_[index];
+    drop_scan(index);
     u.position = static_cast<std::uint32_t>(list.size());
     list.push_back({slot, static_cast<std::uint32_t>(i), u.weight, f.rate, u.weight * f.rate_bound});
     if (class_[index] == ListClass::kBinding) {
@@ -98,6 +115,7 @@ void SharingIndex::leave(std::uint32_t slot, bool mark_links_dirty) {
     Usage& u = f.usages[i];
     const std::uint32_t index = occupant.usage;
     LinkFlowList& list = lists_[index];
+    drop_scan(index);
     if (u.pair >= 0) {  // its partner stays alone on the link
       const LinkFlowEntry& partner = list[u.position == 0 ? 1 : 0];
       unpair_link(list[u.position], partner);
@@ -176,12 +194,23 @@ void SharingIndex::refresh_rate_bound(std::uint32_t slot, topo::LinkId skip) {
 // for a link the flow in `leaving` crosses (its capacity is about to be freed).
 bool SharingIndex::is_bottleneck_of(topo::LinkId l, std::uint32_t slot, std::uint32_t leaving) const {
   const double limit = flows_[slot].rate * (1 + kRateTolerance);
-  double load = 0;
-  for (const LinkFlowEntry& e : flows_on(l)) {
-    if (e.rate > limit || e.slot == leaving) return false;
-    load += e.weight * e.rate;
+  const LinkOccupant& o = occupants_[l.index()];
+  if (o.slot != LinkOccupant::kListed) {
+    double load = 0;
+    for (const LinkFlowEntry& e : flows_on(l)) {
+      if (e.rate > limit || e.slot == leaving) return false;
+      load += e.weight * e.rate;
+    }
+    return load >= links_.capacity(l) * (1 - kRateTolerance);
   }
-  return load >= links_.capacity(l) * (1 - kRateTolerance);
+  ListScan& scan = scans_[o.usage];
+  if (!scan.valid) scan = {scan_fastest(lists_[o.usage]), scan_load(lists_[o.usage]), true};
+  if (leaving != kNoSlot) {
+    for (const Usage& u : flows_[leaving].usages) {
+      if (u.link == l) return false;
+    }
+  }
+  return scan.fastest <= limit && scan.load >= links_.capacity(l) * (1 - kRateTolerance);
 }
 
 // The pair group's links bind `slot` (one of its two flows): they are saturated, r_a + r_b at the

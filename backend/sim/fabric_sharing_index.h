@@ -69,7 +69,9 @@ class SharingIndex {
   void after_capacity_change(topo::LinkId l);
 
   // Whether link l is a bottleneck of the flow in `slot`: saturated, and no flow on it faster. False
-  // for a link the flow in `leaving` crosses (its capacity is about to be freed).
+  // for a link the flow in `leaving` crosses (its capacity is about to be freed). A listed link's
+  // fastest entry and load are kept from its last scan until an entry changes (ListScan), so the
+  // flows of one link, checked in turn, scan it once.
   [[nodiscard]] bool is_bottleneck_of(topo::LinkId l, std::uint32_t slot, std::uint32_t leaving = kNoSlot) const;
   // Whether pair group `pair`'s links bind `slot` (one of its two flows).
   [[nodiscard]] bool is_pair_bottleneck_of(std::int32_t pair, std::uint32_t slot) const;
@@ -103,14 +105,24 @@ class SharingIndex {
   void unpair_link(const LinkFlowEntry& x, const LinkFlowEntry& y);
   void add_shared(std::uint32_t slot, std::uint32_t usage);
   void recount_totals(std::uint32_t list);  // totals_[list] from the list's entries
+  // Every change of a list's entries (membership, positions, rates) drops its kept scan.
+  void drop_scan(std::uint32_t list) { scans_[list].valid = false; }
   void remove_shared(std::uint32_t slot, std::uint32_t usage);
 
   FlowTable& flows_;
   LinkTable& links_;
-  std::vector<LinkOccupant> occupants_;    // by link: its lone flow, or its list
-  std::vector<LinkFlowList> lists_;        // the lists of the links two or more flows share
-  std::vector<SharedTotals> totals_;       // by list: valid while its link is shared
-  std::vector<ListClass> class_;           // by list: whether its link binds its flows
+  std::vector<LinkOccupant> occupants_;  // by link: its lone flow, or its list
+  std::vector<LinkFlowList> lists_;      // the lists of the links two or more flows share
+  std::vector<SharedTotals> totals_;     // by list: valid while its link is shared
+  std::vector<ListClass> class_;         // by list: whether its link binds its flows
+  // By list: the fastest entry rate and the load (sum of weight x rate, in list order) its entries
+  // read at their last scan, while `valid`. Exactly the scan's values (check() verifies).
+  struct ListScan {
+    double fastest = 0;
+    double load = 0;
+    bool valid = false;
+  };
+  mutable std::vector<ListScan> scans_;
   std::vector<std::uint32_t> free_lists_;  // unused lists, the last freed last
   std::vector<PairGroup> pairs_;           // pair groups by id, listed in their flows' `pairs`
   std::vector<std::uint32_t> free_pairs_;  // unused ids
@@ -139,6 +151,7 @@ inline void SharingIndex::on_rate_change(const FlowState& f, double rate) {
     const std::uint32_t list = occupants_[k.link.index()].usage;
     LinkFlowEntry& e = lists_[list][f.usages[k.usage].position];
     SharedTotals& t = totals_[list];
+    drop_scan(list);
     t.load += k.weight * (std::max(0.0, rate) - std::max(0.0, e.rate));
     t.fastest = std::max(t.fastest, rate);
     if ((e.rate <= 0) != (rate <= 0)) rate <= 0 ? ++t.unsolved : --t.unsolved;
