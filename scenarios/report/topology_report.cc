@@ -16,8 +16,10 @@ std::string to_text(const topo::TopologySummary& s) {
   for (const topo::TierSummary& t : s.link_tiers) {
     out += fmt::format("{:<10} {:>10} {:>12g} {:>16.1f}\n", t.name, t.cables, t.gbps_each_way, t.total_tbps_up);
   }
-  out +=
-      fmt::format("oversubscription: ToR {:g}:1, aggregation {:g}:1\n", s.tor_oversubscription, s.agg_oversubscription);
+  out += s.tiers == 3 ? fmt::format("oversubscription: ToR {:g}:1, aggregation {:g}:1\n", s.tor_oversubscription,
+                                    s.agg_oversubscription)
+                      : fmt::format("oversubscription: ToR {:g}:1 (the aggregation switches are the top tier)\n",
+                                    s.tor_oversubscription);
   out += fmt::format("bisection bandwidth: {:.1f} Tb/s each way ({:.2f} of full bisection)\n", s.bisection_tbps,
                      s.bisection_ratio);
   return out;
