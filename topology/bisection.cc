@@ -84,12 +84,15 @@ double bisection_gbps_formula(const Topology& topo) {
   }
   const double tor_up = topo.tor_uplinks() * p.switch_port_gbps;
   const double pod_up = topo.tiers() == 3 ? tor_up * topo.agg_uplinks() : 0.0;
-  std::vector<double> pod_out(static_cast<std::size_t>(topo.num_pods()), 0.0);
+  // With rail planes the rails' networks meet nowhere: each is a leaf-spine of its own, in the place
+  // of a pod (two tiers: nothing above).
+  const bool planes = p.rail_planes;
+  std::vector<double> pod_out(static_cast<std::size_t>(planes ? p.rails : topo.num_pods()), 0.0);
   std::vector<double> pod_in(pod_out.size(), 0.0);
   double total = 0;
   for (std::size_t t = 0; t < tors.size(); ++t) {
     total += std::min(sources[t], sinks[t]);
-    const auto pod = static_cast<std::size_t>(topo.node(tors[t]).pod);
+    const auto pod = static_cast<std::size_t>(planes ? topo.node(tors[t]).rail : topo.node(tors[t]).pod);
     pod_out[pod] += std::min(pos(sources[t] - sinks[t]), tor_up);
     pod_in[pod] += std::min(pos(sinks[t] - sources[t]), tor_up);
   }

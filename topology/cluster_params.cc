@@ -83,7 +83,7 @@ void check_switches(const ClusterParams& p) {
   }
   const int half = p.switch_radix / 2;
   const int agg_half = agg_radix(p) / 2;
-  if (agg_half % p.rails != 0) {
+  if (!p.rail_planes && agg_half % p.rails != 0) {
     throw ConfigError("cluster.rails", std::to_string(p.rails),
                       fmt::format("a divisor of {}/2 = {} (a pod's ToRs are whole rail groups)",
                                   p.agg_switch_radix != 0 ? "agg_switch_radix" : "switch_radix", agg_half));
@@ -121,6 +121,13 @@ void check_fields(const ClusterParams& p) {
 }
 
 void check_structure(const ClusterParams& p, const detail::ClosShape& s) {
+  if (p.rail_planes && (p.tiers == 3 || s.pods > 1)) {
+    throw ConfigError("cluster.rail_planes", "true",
+                      fmt::format("false, or one two-tier leaf-spine per rail: at most {}/2 = {} rail-ToR groups "
+                                  "({} GPUs) and tiers 0 or 2; this cluster has {} groups, tiers {}",
+                                  p.agg_switch_radix != 0 ? "agg_switch_radix" : "switch_radix", s.groups_per_pod,
+                                  s.gpus_per_pod, s.groups, p.tiers));
+  }
   // The IPv4 10.0.0.0/8 space gives each NIC an address 10.0.0.1 + g.
   const std::int64_t max_gpus = std::min(s.max_pods * s.gpus_per_pod, kMaxAddressableGpus);
   if (p.gpus > max_gpus) {
@@ -154,8 +161,9 @@ ClosShape derive_shape(const ClusterParams& p) {
   const std::int64_t agg_half = agg_radix(p) / 2;
   s.servers = p.gpus / p.gpus_per_server;
   s.groups = (s.servers + p.servers_per_group - 1) / p.servers_per_group;
-  s.tors_per_pod = agg_half;
-  s.groups_per_pod = agg_half / p.rails;
+  // A spine's down ports reach one ToR of each group of its pod; with rail planes only its rail's.
+  s.tors_per_pod = p.rail_planes ? agg_half * p.rails : agg_half;
+  s.groups_per_pod = p.rail_planes ? agg_half : agg_half / p.rails;
   s.pods = (s.groups + s.groups_per_pod - 1) / s.groups_per_pod;
   s.tor_uplinks = uplinks_for(p.tor_oversubscription, static_cast<int>(half));
   s.agg_uplinks = uplinks_for(p.agg_oversubscription, static_cast<int>(agg_half));
@@ -163,7 +171,7 @@ ClosShape derive_shape(const ClusterParams& p) {
   s.max_pods = p.switch_radix;
   s.tiers = p.tiers != 0 ? p.tiers : (s.pods <= 1 ? 2 : 3);
   s.tors = s.groups * p.rails;
-  s.aggs = s.pods * s.tor_uplinks;
+  s.aggs = s.pods * s.tor_uplinks * (p.rail_planes ? p.rails : 1);
   s.cores = s.tiers == 3 ? s.tor_uplinks * s.agg_uplinks : 0;
   s.nodes = p.gpus + s.servers + s.tors + s.aggs + s.cores;
   const std::int64_t agg_core_cables = s.tiers == 3 ? s.aggs * s.agg_uplinks : 0;

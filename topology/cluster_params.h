@@ -22,19 +22,25 @@
 namespace megasim::topo {
 
 struct ClusterParams {
-  std::int64_t gpus = 1024;              // total GPUs in the cluster; a multiple of gpus_per_server
-  int gpus_per_server = 8;               // GPUs behind one NVSwitch, one NIC each
-  int rails = 8;                         // distinct rail ToRs per group; divides gpus_per_server
-  double nic_gbps = 200;                 // NIC port speed, Gb/s each way
-  double nvlink_gbytes_per_s = 300;      // NVLink bandwidth per GPU, GB/s each way
-  int switch_radix = 64;                 // ports per switch (even): ToRs and cores
-  int agg_switch_radix = 0;              // ports per aggregation switch (even); 0: switch_radix
-  double switch_port_gbps = 400;         // switch port speed, Gb/s each way
-  int tor_downlink_split = 2;            // NIC links per ToR down port (breakout cables)
-  int servers_per_group = 64;            // servers under one rail-ToR group
-  double tor_oversubscription = 1.0;     // ToR downlink bandwidth / uplink bandwidth (>= 1)
-  double agg_oversubscription = 1.0;     // aggregation downlink bandwidth / uplink bandwidth (>= 1)
-  int tiers = 0;                         // 0: automatic (2 when one pod suffices, else 3); or 2, 3
+  std::int64_t gpus = 1024;           // total GPUs in the cluster; a multiple of gpus_per_server
+  int gpus_per_server = 8;            // GPUs behind one NVSwitch, one NIC each
+  int rails = 8;                      // distinct rail ToRs per group; divides gpus_per_server
+  double nic_gbps = 200;              // NIC port speed, Gb/s each way
+  double nvlink_gbytes_per_s = 300;   // NVLink bandwidth per GPU, GB/s each way
+  int switch_radix = 64;              // ports per switch (even): ToRs and cores
+  int agg_switch_radix = 0;           // ports per aggregation switch (even); 0: switch_radix
+  double switch_port_gbps = 400;      // switch port speed, Gb/s each way
+  int tor_downlink_split = 2;         // NIC links per ToR down port (breakout cables)
+  int servers_per_group = 64;         // servers under one rail-ToR group
+  double tor_oversubscription = 1.0;  // ToR downlink bandwidth / uplink bandwidth (>= 1)
+  double agg_oversubscription = 1.0;  // aggregation downlink bandwidth / uplink bandwidth (>= 1)
+  int tiers = 0;                      // 0: automatic (2 when one pod suffices, else 3); or 2, 3
+  // Each rail its own two-tier network (DeepSeek's multi-plane fat tree): its aggregation switches
+  // (spines) serve that rail's ToRs only, so no switch joins two rails, and a transfer between GPUs
+  // of different rails on different servers first crosses NVLink to the source server's GPU on the
+  // destination's rail (NCCL's PXN, DeepEP's forwarding). A spine's agg_radix/2 down ports then reach
+  // that many rail-ToR groups; the cluster must fit in one such leaf-spine per rail.
+  bool rail_planes = false;
   sim::SimTime link_latency_ns = 600;    // one switch hop plus cable, per network link
   sim::SimTime nvlink_latency_ns = 300;  // GPU to NVSwitch, per NVLink hop
 
@@ -50,7 +56,8 @@ struct ClusterParams {
 // Throws sim::ConfigError naming the key ("cluster.<name>"), the value and the valid range when a
 // parameter is out of range or the parameters do not describe a buildable Clos. Beyond the ranges
 // noted above: switch_radix and agg_switch_radix <= 1024 and tor_downlink_split <= 64; rails
-// divides agg_radix/2 (a pod's agg_radix/2 ToRs are whole rail groups); servers_per_group x gpus_per_server/rails <=
+// divides agg_radix/2 (a pod's agg_radix/2 ToRs are whole rail groups; not with rail_planes, whose
+// pod is agg_radix/2 groups of every rail, one pod and two tiers); servers_per_group x gpus_per_server/rails <=
 // switch_radix/2 x tor_downlink_split (a ToR's NIC links); nic_gbps <= switch_port_gbps /
 // tor_downlink_split; (switch_radix/2) / tor_oversubscription and (agg_radix/2) /
 // agg_oversubscription are whole numbers of uplinks; tiers = 2

@@ -25,6 +25,10 @@ void write_params(const ClusterParams& p, fmt::memory_buffer& b) {
     b.resize(b.size() - 1);  // reopen the params object
     fmt::format_to(std::back_inserter(b), R"(,"agg_switch_radix":{}}})", p.agg_switch_radix);
   }
+  if (p.rail_planes) {
+    b.resize(b.size() - 1);
+    fmt::format_to(std::back_inserter(b), R"(,"rail_planes":true}})");
+  }
 }
 
 void write_summary(const TopologySummary& s, fmt::memory_buffer& b) {

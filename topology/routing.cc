@@ -25,9 +25,10 @@ struct Ends {
   int src_pod, dst_pod;
 };
 
-// The last hops below an aggregation plane toward dst: agg(dst_pod, plane) -> dst ToR is a member.
+// The last hops below an aggregation plane toward dst: the dst ToR's agg of that plane -> dst ToR is
+// a member.
 bool down_ok(const Topology& topo, const EcmpMembership& m, const Ends& e, int plane) {
-  return m.contains(topo.agg_down_link(topo.agg(e.dst_pod, plane), e.dst_tor));
+  return m.contains(topo.agg_down_link(topo.uplink_agg(e.dst_tor, plane), e.dst_tor));
 }
 
 // Candidate uplinks of the source-pod agg `a` toward the destination pod: the uplink, the core's
@@ -109,6 +110,17 @@ Ends ends_of(const Topology& topo, GpuId src, GpuId dst) {
   return {st, dt, topo.node(st).pod, topo.node(dt).pod};
 }
 
+// With rail planes, a transfer to another rail first crosses NVLink to its forwarder
+// (Topology::rail_forwarder); returns the GPU whose NIC sends it.
+GpuId push_forwarding(const Topology& topo, GpuId src, GpuId dst, Path& path) {
+  const GpuId sender = topo.rail_forwarder(src, dst);
+  if (sender != src) {
+    path.push(topo.nvlink_up(src));
+    path.push(topo.nvlink_down(sender));
+  }
+  return sender;
+}
+
 template <typename Choose>
 std::optional<Path> route_impl(const Topology& topo, GpuId src, GpuId dst, const EcmpMembership& m, Choose& choose) {
   MEGASIM_ASSERT(src != dst, "route needs distinct GPUs");
@@ -118,6 +130,7 @@ std::optional<Path> route_impl(const Topology& topo, GpuId src, GpuId dst, const
     path.push(topo.nvlink_down(dst));
     return path;
   }
+  src = push_forwarding(topo, src, dst, path);
   const Ends e = ends_of(topo, src, dst);
   path.push(topo.nic_up(src));
   if (e.src_tor != e.dst_tor) {
@@ -162,14 +175,18 @@ std::optional<Path> route_ecmp(const Topology& topo, GpuId src, GpuId dst, const
 std::vector<WeightedLink> spray_usage(const Topology& topo, GpuId src, GpuId dst, const EcmpMembership& members) {
   MEGASIM_ASSERT(src != dst, "spray_usage needs distinct GPUs");
   if (topo.server_of(src) == topo.server_of(dst)) return {{topo.nvlink_up(src), 1.0}, {topo.nvlink_down(dst), 1.0}};
+  std::vector<WeightedLink> out;
+  const GpuId sender = topo.rail_forwarder(src, dst);
+  if (sender != src) out = {{topo.nvlink_up(src), 1.0}, {topo.nvlink_down(sender), 1.0}};
+  src = sender;
   const Ends e = ends_of(topo, src, dst);
-  std::vector<WeightedLink> out{{topo.nic_up(src), 1.0}};
+  out.push_back({topo.nic_up(src), 1.0});
   if (e.src_tor != e.dst_tor) {
     CandidateBuffer buf, buf2;
     const std::span<const LinkId> cands =
         members.all_members() ? topo.up_links(e.src_tor) : tor_candidates(topo, members, e, buf);
     if (cands.empty()) return {};
-    out.reserve(2 + cands.size() * (2 + 2 * static_cast<std::size_t>(topo.agg_uplinks())));
+    out.reserve(4 + cands.size() * (2 + 2 * static_cast<std::size_t>(topo.agg_uplinks())));
     const double w = 1.0 / static_cast<double>(cands.size());
     for (const LinkId up : cands) {
       out.push_back({up, w});
@@ -187,7 +204,7 @@ std::vector<WeightedLink> spray_usage(const Topology& topo, GpuId src, GpuId dst
         out.push_back({up2, w2});
         out.push_back({topo.core_down_link(topo.link(up2).to, e.dst_pod), w2});
       }
-      out.push_back({topo.agg_down_link(topo.agg(e.dst_pod, topo.node(a).plane), e.dst_tor), w});
+      out.push_back({topo.agg_down_link(topo.uplink_agg(e.dst_tor, topo.node(a).plane), e.dst_tor), w});
     }
   }
   out.push_back({topo.nic_down(dst), 1.0});
@@ -196,7 +213,7 @@ std::vector<WeightedLink> spray_usage(const Topology& topo, GpuId src, GpuId dst
 
 std::int64_t count_equal_cost_paths(const Topology& topo, GpuId src, GpuId dst) {
   if (src == dst || topo.server_of(src) == topo.server_of(dst)) return 1;
-  const Ends e = ends_of(topo, src, dst);
+  const Ends e = ends_of(topo, topo.rail_forwarder(src, dst), dst);
   if (e.src_tor == e.dst_tor) return 1;
   if (e.src_pod == e.dst_pod) return topo.tor_uplinks();
   return static_cast<std::int64_t>(topo.tor_uplinks()) * topo.agg_uplinks();

@@ -54,6 +54,8 @@ class EcmpMembership {
 using NextHopChooser = std::function<std::uint32_t(NodeId switch_node, std::span<const LinkId> candidates)>;
 
 // The path from src to dst (src != dst), or nullopt when an upward choice has no candidate left.
+// With rail planes a transfer to another rail's GPU on another server starts with the NVLink hops to
+// its forwarder (Topology::rail_forwarder), whose NIC sends it: at most 6 links either way.
 std::optional<Path> route(const Topology& topo, GpuId src, GpuId dst, const EcmpMembership& members,
                           const NextHopChooser& choose);
 

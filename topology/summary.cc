@@ -32,6 +32,7 @@ TopologySummary summarize(const Topology& topo) {
   s.aggs = static_cast<std::int64_t>(topo.nodes_of(NodeKind::kAgg).size());
   s.cores = static_cast<std::int64_t>(topo.nodes_of(NodeKind::kCore).size());
   s.pods = topo.num_pods();
+  s.rail_planes = topo.params().rail_planes ? topo.params().rails : 0;
   s.groups = topo.num_groups();
   for (const LinkKind k : {LinkKind::kNvLink, LinkKind::kNic, LinkKind::kTorAgg, LinkKind::kAggCore}) {
     if (k == LinkKind::kAggCore && topo.tiers() != 3) continue;

@@ -22,6 +22,7 @@ struct TopologySummary {
   int tiers = 0;
   std::int64_t gpus = 0, servers = 0, nvswitches = 0, tors = 0, aggs = 0, cores = 0;
   int pods = 0, groups = 0;
+  int rail_planes = 0;  // the rails with a leaf-spine each (ClusterParams::rail_planes), else 0
   std::vector<TierSummary> link_tiers;
   // Measured from the built graph, summed over all switches of the tier: down capacity (NIC links
   // for ToRs, ToR-agg links for aggs) / up capacity. 0 for aggs of a two-tier fabric (no uplinks).

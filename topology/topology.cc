@@ -95,8 +95,14 @@ void Topology::add_nodes() {
     const auto group = i32(t / params_.rails);
     add({NodeKind::kTor, group / groups_per_pod_, group, i32(t % params_.rails), -1, i32(t)});
   }
-  for (std::int64_t a = 0; a < static_cast<std::int64_t>(num_pods_) * tor_uplinks_; ++a) {
-    add({NodeKind::kAgg, i32(a / tor_uplinks_), -1, -1, i32(a % tor_uplinks_), i32(a)});
+  if (params_.rail_planes) {  // one pod; spine k of rail r is agg r * tor_uplinks + k
+    for (std::int64_t a = 0; a < static_cast<std::int64_t>(params_.rails) * tor_uplinks_; ++a) {
+      add({NodeKind::kAgg, 0, -1, i32(a / tor_uplinks_), i32(a % tor_uplinks_), i32(a)});
+    }
+  } else {
+    for (std::int64_t a = 0; a < static_cast<std::int64_t>(num_pods_) * tor_uplinks_; ++a) {
+      add({NodeKind::kAgg, i32(a / tor_uplinks_), -1, -1, i32(a % tor_uplinks_), i32(a)});
+    }
   }
   const std::int64_t cores = tiers_ == 3 ? static_cast<std::int64_t>(tor_uplinks_) * agg_uplinks_ : 0;
   for (std::int64_t c = 0; c < cores; ++c) add({NodeKind::kCore, -1, -1, -1, i32(c / agg_uplinks_), i32(c)});
@@ -126,10 +132,9 @@ void Topology::add_links() {
   tor_agg_link_base_ = i32(static_cast<std::int64_t>(links_.size()));
   const auto& tors = nodes_by_kind_[static_cast<std::size_t>(NodeKind::kTor)];
   for (const NodeId tor : tors) {
-    const int pod = node(tor).pod;
     for (int k = 0; k < tor_uplinks_; ++k) {
       up_links_flat_.push_back(link_id(static_cast<std::int64_t>(links_.size())));
-      add_cable(tor, agg(pod, k), LinkKind::kTorAgg, p.switch_port_gbps, p.link_latency_ns);
+      add_cable(tor, uplink_agg(tor, k), LinkKind::kTorAgg, p.switch_port_gbps, p.link_latency_ns);
     }
   }
   agg_core_link_base_ = i32(static_cast<std::int64_t>(links_.size()));
@@ -218,11 +223,23 @@ NodeId Topology::agg(int pod, int plane) const {
   return NodeId(agg_base_ + pod * tor_uplinks_ + plane);
 }
 
+NodeId Topology::uplink_agg(NodeId tor, int k) const {
+  const Node& t = node(tor);
+  return params_.rail_planes ? NodeId(agg_base_ + t.rail * tor_uplinks_ + k) : agg(t.pod, k);
+}
+
+GpuId Topology::rail_forwarder(GpuId src, GpuId dst) const {
+  if (!params_.rail_planes || server_of(src) == server_of(dst) || rail_of(src) == rail_of(dst)) return src;
+  const std::int32_t local = src.value % params_.gpus_per_server;
+  return GpuId(src.value - local + local / params_.rails * params_.rails + rail_of(dst));
+}
+
 LinkId Topology::agg_down_link(NodeId agg_node, NodeId tor) const {
   const Node& a = node(agg_node);
   const Node& t = node(tor);
-  MEGASIM_ASSERT(a.kind == NodeKind::kAgg && t.kind == NodeKind::kTor && a.pod == t.pod,
-                 "agg_down_link needs an agg and a ToR of the same pod");
+  MEGASIM_ASSERT(a.kind == NodeKind::kAgg && t.kind == NodeKind::kTor && a.pod == t.pod &&
+                     (!params_.rail_planes || a.rail == t.rail),
+                 "agg_down_link needs an agg and a ToR of the same pod (and rail, with rail planes)");
   return LinkId(tor_agg_link_base_ + 2 * (t.index * tor_uplinks_ + a.plane) + 1);
 }
 

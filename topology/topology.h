@@ -30,8 +30,9 @@ struct Node {
   std::int32_t pod = -1;    // pod of a ToR/agg (and of a GPU/NVSwitch); -1 for cores
   std::int32_t group = -1;  // rail-ToR group of a GPU, NVSwitch or ToR; -1 above
   std::int32_t rail = -1;   // rail of a GPU or ToR
-  std::int32_t plane = -1;  // plane of an agg (its index in the pod) or a core
-  // Index among the nodes of this kind: ToR group * rails + rail, agg pod * tor_uplinks + plane, core
+  std::int32_t plane = -1;  // plane of an agg (its index in the pod, or in its rail) or a core
+  // Index among the nodes of this kind: ToR group * rails + rail, agg pod * tor_uplinks + plane (with
+  // rail planes rail * tor_uplinks + plane, and the agg's rail is set), core
   // plane * agg_uplinks + j (its position in the plane).
   std::int32_t index = 0;
 };
@@ -95,8 +96,15 @@ class Topology {
   // for a ToR, link k goes to aggregation switch (plane) k of its pod; for an aggregation switch,
   // link j goes to core (plane, j). Empty for cores.
   [[nodiscard]] std::span<const LinkId> up_links(NodeId sw) const;
-  // Aggregation switch `plane` of `pod`.
+  // Aggregation switch `plane` of `pod` (not with rail planes, whose spines are by rail: uplink_agg).
   [[nodiscard]] NodeId agg(int pod, int plane) const;
+  // The aggregation switch ToR `tor`'s uplink k reaches: agg(pod, k), or with rail planes spine k of
+  // the ToR's rail.
+  [[nodiscard]] NodeId uplink_agg(NodeId tor, int k) const;
+  // With rail planes, the GPU of src's server that forwards a transfer to dst over its own rail when
+  // the two are on different rails and servers (the one on dst's rail in src's block of `rails`
+  // GPUs); src itself otherwise.
+  [[nodiscard]] GpuId rail_forwarder(GpuId src, GpuId dst) const;
   // The down link agg -> tor (same pod), or core -> agg(pod, core's plane).
   [[nodiscard]] LinkId agg_down_link(NodeId agg, NodeId tor) const;
   [[nodiscard]] LinkId core_down_link(NodeId core, int pod) const;

@@ -89,6 +89,10 @@ void add_cluster_keys(std::vector<KeySpec>& t) {
                     &ClusterParams::agg_oversubscription, between(1, 512)));
   t.push_back(
       field("cluster", "tiers", "", "switch tiers: 0 automatic, 2 or 3", c, &ClusterParams::tiers, between(0, 3)));
+  t.push_back(field("cluster", "rail_planes", "",
+                    "each rail its own leaf-spine (multi-plane fat tree): no switch joins two rails, and a transfer "
+                    "to another rail crosses NVLink to the GPU on that rail first",
+                    c, &ClusterParams::rail_planes));
   t.push_back(field("cluster", "link_latency_ns", "ns", "latency of one network hop (switch and cable)", c,
                     &ClusterParams::link_latency_ns, between(0, kMaxLinkLatencyNs)));
   t.push_back(field("cluster", "nvlink_latency_ns", "ns", "latency of one NVLink hop", c,

@@ -9,8 +9,10 @@ namespace megasim::scenarios {
 
 std::string to_text(const topo::TopologySummary& s) {
   std::string out =
-      fmt::format("{}-tier Clos: {} in {}, {}, {}\n", s.tiers, counted(s.gpus, "GPU"), counted(s.servers, "server"),
-                  counted(s.groups, "rail-ToR group"), counted(s.pods, "pod"));
+      fmt::format("{}-tier Clos{}: {} in {}, {}, {}\n", s.tiers,
+                  s.rail_planes > 0 ? fmt::format(" of {} rail planes (a leaf-spine each)", s.rail_planes) : "",
+                  counted(s.gpus, "GPU"), counted(s.servers, "server"), counted(s.groups, "rail-ToR group"),
+                  counted(s.pods, "pod"));
   out += fmt::format("switches: {} NVSwitch, {} ToR, {} aggregation, {} core\n", s.nvswitches, s.tors, s.aggs, s.cores);
   out += fmt::format("{:<10} {:>10} {:>12} {:>16}\n", "tier", "cables", "Gb/s each", "upward Tb/s");
   for (const topo::TierSummary& t : s.link_tiers) {
@@ -30,6 +32,7 @@ std::string to_json(const topo::TopologySummary& s) {
   w.begin_object();
   w.field("tiers", s.tiers).field("gpus", s.gpus).field("servers", s.servers).field("groups", s.groups);
   w.field("pods", s.pods);
+  if (s.rail_planes > 0) w.field("rail_planes", s.rail_planes);
   w.key("switches").begin_object();
   w.field("nvswitch", s.nvswitches).field("tor", s.tors).field("agg", s.aggs).field("core", s.cores);
   w.end_object();

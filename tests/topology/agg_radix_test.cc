@@ -73,44 +73,6 @@ TEST(AggRadix, Llama3FabricRoutesInsideAndAcrossPods) {
   }
 }
 
-// DeepSeek-V3's cluster (scenarios/deepseek/v3.toml): 2,048 GPUs, 8 rails standing for its 8 planes,
-// 64-port leaves of 32 NICs down and 32 up, spines of 64 ports down (agg radix 128). 256 servers in 8
-// rail-ToR groups of 32: 64 leaves, which a spine's 64 down ports reach at once: one pod, two tiers, 32
-// spines, 64 x 32 leaf-spine cables. Inside a plane (the same local GPU index) another leaf is 32
-// equal-cost paths away over 4 links; under one leaf, 2 links.
-TEST(AggRadix, DeepSeekFabricIsTwoLayersOfItsSwitchPorts) {
-  ClusterParams p;
-  p.gpus = 2048;
-  p.gpus_per_server = 8;
-  p.rails = 8;
-  p.nic_gbps = 400;
-  p.switch_port_gbps = 400;
-  p.switch_radix = 64;
-  p.agg_switch_radix = 128;
-  p.tor_downlink_split = 1;
-  p.servers_per_group = 32;
-  const Topology t = Topology::build(p);
-  EXPECT_EQ(t.tiers(), 2);
-  EXPECT_EQ(t.num_pods(), 1);
-  EXPECT_EQ(t.tors_per_pod(), 64);
-  EXPECT_EQ(t.tor_uplinks(), 32);
-  EXPECT_EQ(t.nodes_of(NodeKind::kTor).size(), 64u);
-  EXPECT_EQ(t.nodes_of(NodeKind::kAgg).size(), 32u);
-  EXPECT_TRUE(t.nodes_of(NodeKind::kCore).empty());
-  const TopologySummary s = summarize(t);
-  EXPECT_DOUBLE_EQ(s.tor_oversubscription, 1.0);
-  EXPECT_DOUBLE_EQ(s.bisection_ratio, 1.0);
-  const EcmpMembership m(t.num_links());
-  // GPU 0 (server 0, plane 0) to GPU 8 (server 1, plane 0): one leaf; to GPU 256 (server 32, plane
-  // 0, the next group's leaf): leaf, spine, leaf.
-  const auto near = route(t, GpuId(0), GpuId(8), m, first);
-  const auto far = route(t, GpuId(0), GpuId(256), m, first);
-  ASSERT_TRUE(near.has_value() && far.has_value());
-  EXPECT_EQ(near->size, 2);
-  EXPECT_EQ(far->size, 4);
-  EXPECT_EQ(count_equal_cost_paths(t, GpuId(0), GpuId(256)), 32);
-}
-
 TEST(AggRadix, BadAggregationRadixNamesItsKey) {
   for (const int radix : {2, 5, 1026}) {
     ClusterParams p = llama3_fabric(16384);

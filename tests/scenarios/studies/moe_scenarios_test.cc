@@ -96,6 +96,7 @@ TEST(MoeScenarios, DeepSeekV3StatesItsArchitectureFitsAndRuns) {
   EXPECT_EQ(s.model.moe_first_dense_layers, 3);
   EXPECT_EQ(s.plan.expert_model_parallel_size, 64);
   EXPECT_EQ(s.plan.fp8, models::Fp8Format::kE4m3);
+  EXPECT_TRUE(s.cluster.rail_planes);  // the multi-plane fat tree: a leaf-spine per NIC index
   EXPECT_NEAR(static_cast<double>(models::parameter_count(s.model, 1)), 671e9, 1e9);
   const RunResult run = run_iteration_study(s);
   EXPECT_EQ(run.report.plan.dp, 128);
