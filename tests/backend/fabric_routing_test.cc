@@ -15,6 +15,7 @@ using testing::Bed;
 using testing::equal_speed_cluster;
 using testing::kLinkLatency;
 using testing::kNicRate;
+using testing::kNvLinkLatency;
 using testing::kSwitchRate;
 using testing::links_of_kind;
 using testing::small_cluster;
@@ -239,6 +240,30 @@ TEST(FabricRouting, FlowsOfOneRouteBorrowOrCopyItsUsagesAndKeepThemThroughACache
   bed.sim.run();
   EXPECT_EQ(bed.fabric.check_rates(), "");
   EXPECT_EQ(bed.fabric.active_flows(), 0u);
+}
+
+// Rail planes (cluster.rail_planes): GPU 1 (server 0, rail 1) sends to GPU 16 (server 8, rail 0) by
+// way of GPU 0, whose NIC also carries GPU 0's own transfer to GPU 18 (server 9, rail 0): the two
+// share that NIC, kNicRate / 2 each, and the forwarded one adds its two NVLink hops' latency. With
+// the planes joined at the spines each leaves by its own NIC at kNicRate.
+TEST(FabricRouting, RailPlanesForwardOverNvlinkOntoTheDestinationsRail) {
+  const double bytes = 1e9;
+  for (const bool planes : {true, false}) {
+    topo::ClusterParams c = small_cluster(32);
+    c.rail_planes = planes;
+    Bed bed(c);
+    sim::SimTime forwarded = -1, own = -1;
+    bed.start(1, 16, bytes, &forwarded);
+    bed.start(0, 18, bytes, &own, 1);
+    bed.sim.run();
+    EXPECT_EQ(bed.fabric.check_rates(), "");
+    const double rate = planes ? kNicRate / 2 : kNicRate;
+    const sim::SimTime hops = 4 * kLinkLatency;
+    EXPECT_NEAR(static_cast<double>(own), static_cast<double>(transfer_ns(bytes, rate) + hops), 2.0) << planes;
+    EXPECT_NEAR(static_cast<double>(forwarded),
+                static_cast<double>(transfer_ns(bytes, rate) + hops + (planes ? 2 * kNvLinkLatency : 0)), 2.0)
+        << planes;
+  }
 }
 
 }  // namespace
