@@ -201,6 +201,8 @@ StragglerReport analyse_stragglers(const models::StragglerParams& params, const 
 std::string to_text(const StragglerReport& r) {
   std::string out = fmt::format("stragglers: {}", counted(r.slow_hosts, "slow host"));
   for (const auto& [server, factor] : r.slowest_hosts) out += fmt::format(", server {} x{:.3f}", server, factor);
+  const auto listed = static_cast<std::int64_t>(r.slowest_hosts.size());
+  if (r.slow_hosts > listed) out += fmt::format(" and {} more", r.slow_hosts - listed);
   out += fmt::format("; {} on the critical path\n", counted(r.critical_hosts.size(), "host"));
   for (const StragglerWhatIf& w : r.whatifs) {
     out += fmt::format("  what if {:<22} {:.4f} s ({:+.2f}%): {}\n", w.name, w.iteration_time_s,
