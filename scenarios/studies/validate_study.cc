@@ -170,6 +170,12 @@ std::string verdict_text(const ValidationVerdict& v, std::size_t rounds) {
         v.measured_count, v.measured_count == 1 ? "iteration gives" : "iterations give", kMinIterationsForSpread,
         v.error_percent, v.bound_percent);
   }
+  if (v.verdict == Verdict::kInconclusive && v.uncertainty_percent <= v.bound_percent) {
+    return fmt::format(
+        "verdict: inconclusive: the error of {:+.1f}% passes the {:g}% bound by less than its uncertainty of "
+        "+-{:.1f}% (95%; {}); validate again on a quieter machine or with more iterations\n",
+        v.error_percent, v.bound_percent, v.uncertainty_percent, spreads);
+  }
   if (v.verdict == Verdict::kInconclusive) {
     return fmt::format(
         "verdict: inconclusive: the machine's timing spread leaves the error of {:+.1f}% uncertain by +-{:.1f}% "

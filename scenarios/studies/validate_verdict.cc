@@ -54,10 +54,12 @@ ValidationVerdict judge(double error_percent, std::span<const double> measured_s
   const double off = std::abs(error_percent);
   if (v.measured_count < kMinIterationsForSpread) {
     v.verdict = Verdict::kInconclusive;
-  } else if (v.uncertainty_percent <= bound_percent) {
-    v.verdict = off <= bound_percent ? Verdict::kWithin : Verdict::kOutside;
+  } else if (off > bound_percent + v.uncertainty_percent) {
+    v.verdict = Verdict::kOutside;
+  } else if (off <= bound_percent && v.uncertainty_percent <= bound_percent) {
+    v.verdict = Verdict::kWithin;
   } else {
-    v.verdict = off > bound_percent + v.uncertainty_percent ? Verdict::kOutside : Verdict::kInconclusive;
+    v.verdict = Verdict::kInconclusive;
   }
   return v;
 }

@@ -13,9 +13,11 @@
 // sides' noise is independent, so the error's uncertainty U is the quadrature sum of the two
 // half-widths. The verdict on an error e against a bound B:
 //  - fewer than 3 measured iterations: inconclusive (no spread can be measured);
-//  - U <= B: within when |e| <= B, else outside;
-//  - U > B:  outside when |e| > B + U (off by more than the bound even allowing for the noise),
-//            else inconclusive (the noise is as large as the bound; the error says nothing).
+//  - outside when |e| > B + U: off by more than the bound even allowing for the noise;
+//  - within when |e| <= B and U <= B: the error is inside the bound and the noise is small enough
+//    to tell;
+//  - else inconclusive: either the noise is as large as the bound, or the error passes the bound by
+//    less than the noise (an error of 15.9% +- 13% cannot be told from one of 14%).
 #pragma once
 
 #include <cstdint>
