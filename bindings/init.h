@@ -10,5 +10,6 @@ void init_studies(pybind11::module_& m);
 void init_run(pybind11::module_& m);
 void init_sweep(pybind11::module_& m);
 void init_files(pybind11::module_& m);
+void init_campaign(pybind11::module_& m);
 
 }  // namespace megasim::bindings

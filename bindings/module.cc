@@ -21,6 +21,7 @@ PYBIND11_MODULE(_megasim, m) {
   megasim::bindings::init_run(m);
   megasim::bindings::init_sweep(m);
   megasim::bindings::init_files(m);
+  megasim::bindings::init_campaign(m);
   m.attr("__version__") = std::string(megasim::scenarios::megasim_version());
   m.attr("__commit__") = std::string(megasim::scenarios::megasim_commit());
 }

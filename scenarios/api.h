@@ -10,6 +10,7 @@
 #include "scenarios/report/perfetto_trace.h"                         // IWYU pragma: export
 #include "scenarios/report/topology_report.h"                        // IWYU pragma: export
 #include "scenarios/studies/calibrate/measured_calibration_study.h"  // IWYU pragma: export
+#include "scenarios/studies/campaign/campaign_phases.h"              // IWYU pragma: export
 #include "scenarios/studies/campaign/campaign_report.h"              // IWYU pragma: export
 #include "scenarios/studies/campaign/campaign_study.h"               // IWYU pragma: export
 #include "scenarios/studies/collective_study.h"                      // IWYU pragma: export

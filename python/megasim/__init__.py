@@ -11,7 +11,7 @@ threads can run them side by side. Plots are in megasim.plot (matplotlib).
 import json
 
 from ._megasim import Scenario, __commit__, __version__  # noqa: F401
-from . import _inputs, _megasim
+from . import _inputs, _megasim, campaigns
 from .reports import CampaignReport, JsonReport, RunReport, WhatIfReport, reports_frame  # noqa: F401
 from .sweeps import sweep  # noqa: F401
 from .ray_executor import RayExecutor  # noqa: F401 (imports Ray only when one is made)
@@ -123,16 +123,33 @@ def plan(scenario=None):
     return json.loads(_megasim._plan_json(_scenario(scenario)))
 
 
-def campaign(scenario=None, days=30, seeds=10, sweep=False, intervals=()):
+def campaign(scenario=None, days=30, seeds=10, sweep=False, intervals=(), executor=None, seeds_per_task=None):
     """Simulates a whole training run with failures, recovery and checkpoints, once per seed, and
     returns a CampaignReport equal to `megasim campaign --json` (ettr, ettr_p5, ettr_p95,
     lost_time_s, failures, checkpoint, timeline, ...; with sweep=True also sweep and
     best_interval_s, as --sweep-checkpoint-interval). `intervals` replaces the sweep's default grid
-    around Daly's optimum (seconds, as --intervals)."""
-    report = _megasim._campaign_json(_scenario(scenario), _inputs.number("--days", days),
-                                     _inputs.integer("--seeds", seeds), bool(sweep),
-                                     _inputs.numbers_list("--intervals", intervals))
-    return CampaignReport(json.loads(report))
+    around Daly's optimum (seconds, as --intervals).
+
+    executor: None runs the study in this process (its iteration simulations on this machine's
+    cores); any concurrent.futures.Executor (a process pool, `distributed.Client(...).get_executor()`,
+    megasim.RayExecutor()) runs its phases as tasks there (megasim.campaigns): the ranges of seeds
+    (`seeds_per_task` each; default about four per worker) and each iteration simulation, with the
+    same report to the byte."""
+    options = (_inputs.number("--days", days), _inputs.integer("--seeds", seeds), bool(sweep),
+               _inputs.numbers_list("--intervals", intervals))
+    if executor is None:
+        if seeds_per_task is not None:
+            raise ValueError(f"seeds_per_task = {seeds_per_task!r} is invalid without an executor (the study "
+                             "runs in this process); pass an executor, or leave it None")
+        return CampaignReport(json.loads(_megasim._campaign_json(_scenario(scenario), *options)))
+    if not callable(getattr(executor, "submit", None)):
+        raise ValueError(f"executor = {executor!r} is invalid: expected a concurrent.futures.Executor (its submit "
+                         "runs the campaign's tasks), or None to run the study in this process")
+    if seeds_per_task is not None:
+        seeds_per_task = _inputs.integer("seeds_per_task", seeds_per_task)
+        if seeds_per_task < 1:
+            raise ValueError(f"seeds_per_task = {seeds_per_task} is invalid: expected an integer >= 1")
+    return CampaignReport(json.loads(campaigns.campaign_json(_scenario(scenario), options, executor, seeds_per_task)))
 
 
 def whatif(trace, slowest=1):

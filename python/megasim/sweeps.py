@@ -16,7 +16,7 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from . import _inputs, _megasim
+from . import _inputs, _megasim, _tasks
 
 _ACCEPTED = "simulated"  # SweepStatus::kSimulated: accepted, to simulate
 
@@ -69,39 +69,20 @@ def _default_executor(tasks):
     once per process). Measured on the 24-candidate test sweep, 2 cores: fork 0.03-0.04 s,
     forkserver 0.06-0.11 s, spawn 0.13-0.14 s a sweep; the difference is noise beside a real sweep.
     As with any forkserver or spawn pool, a script must call sweep under `if __name__ == "__main__":`."""
-    cores = _cores()
+    cores = _tasks.cores()
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     return ProcessPoolExecutor(max_workers=max(1, min(cores, tasks)), mp_context=context)
-
-
-def _first_failure(futures):
-    """Waits until every future of {candidate index: future} is done or one has failed; returns the
-    failed future first by key (candidate index), or None."""
-    concurrent.futures.wait(futures.values(), return_when=concurrent.futures.FIRST_EXCEPTION)
-    for i in sorted(futures):
-        f = futures[i]
-        if f.done() and not f.cancelled() and f.exception() is not None:
-            return f
-    return None
 
 
 def _map_rows(executor, task, pickled, candidates, indices):
     """{index: row} for `task(pickled, candidates[index])` run on the executor for every index, the
     costliest first. As in run_sweep_study, a failure stops the sweep (the tasks not yet started are
     cancelled) and the first failure by key is raised."""
-    futures = {}
-    try:
-        for i in sorted(indices, key=lambda i: -candidates[i]["estimated_cost"]):
-            futures[i] = executor.submit(task, pickled, candidates[i])
-        failed = _first_failure(futures)
-        if failed is not None:
-            failed.result()  # raises its exception
-        return {i: f.result() for i, f in futures.items()}
-    except BaseException:
-        for f in futures.values():
-            f.cancel()
-        raise
+    indices = list(indices)
+    order = sorted(range(len(indices)), key=lambda k: -candidates[indices[k]]["estimated_cost"])
+    rows = _tasks.map_tasks(executor, task, [(pickled, candidates[i]) for i in indices], order)
+    return dict(zip(indices, rows))
 
 
 def _confirm(executor, pickled, rows, confirm_top, in_flight):
@@ -148,7 +129,7 @@ def _evaluate_all(scenario, candidates, executor, confirm_top):
         for i, row in _map_rows(executor, task, pickled, candidates, accepted).items():
             rows[i] = row
         if confirm_top > 0:
-            rows = _confirm(executor, pickled, rows, confirm_top, _workers(executor))
+            rows = _confirm(executor, pickled, rows, confirm_top, _tasks.workers(executor))
     except BrokenProcessPool as e:
         if owned:
             raise BrokenProcessPool(f"{e} (the default pool's workers start from a forkserver and import the "
@@ -159,21 +140,6 @@ def _evaluate_all(scenario, candidates, executor, confirm_top):
         if owned:
             executor.shutdown(wait=True, cancel_futures=True)
     return rows
-
-
-def _workers(executor):
-    """Full simulations kept in flight during the confirmation: the executor's workers when it says
-    (a process or thread pool), else this machine's cores. More only means more work done ahead of
-    the bounds, which the confirmation drops; never a different result."""
-    workers = getattr(executor, "_max_workers", None)
-    if isinstance(workers, int) and workers > 0:
-        return workers
-    return _cores()
-
-
-def _cores():
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def read_csv(path_or_buffer):

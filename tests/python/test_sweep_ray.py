@@ -1,4 +1,4 @@
-"""megasim.sweep on a local Ray cluster through megasim.RayExecutor: the same frame as the default
+"""megasim.sweep and megasim.campaign on a local Ray cluster through megasim.RayExecutor: the same frame and
 executor's, and the executor's futures as concurrent.futures promises (values, errors, shutdown)."""
 import pytest
 
@@ -40,3 +40,14 @@ def test_ray_executor_futures(ray_cluster):
     executor.shutdown()
     with pytest.raises(RuntimeError, match="after shutdown"):
         executor.submit(pow, 2, 10)
+
+
+def test_ray_cluster_gives_the_same_campaign(ray_cluster):
+    """megasim.campaign's phases as Ray tasks (megasim.campaigns): the single process's report."""
+    scenario = megasim.load(SMALL)
+    scenario.set("failures.rate_scale", 300)
+    local = megasim.campaign(scenario, days=2, seeds=5, sweep=True)
+    assert local["damaged_iterations"]  # the tasks include damaged-state simulations
+    with megasim.RayExecutor() as executor:
+        on_ray = megasim.campaign(scenario, days=2, seeds=5, sweep=True, executor=executor, seeds_per_task=2)
+    assert on_ray.to_dict() == local.to_dict()

@@ -11,7 +11,6 @@
 #include "backend/sim/iteration_executor.h"
 #include "scenarios/config/device.h"
 #include "scenarios/studies/run_study.h"
-#include "scenarios/studies/thread_pool.h"
 #include "sim/error.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
@@ -99,8 +98,12 @@ double probe_stall_s(const topo::Topology& topology, const backend::FabricParams
   return transfer_end_s(topology, params, bytes, link, down_s) - transfer_end_s(topology, params, bytes, {}, 0);
 }
 
+static_assert(kFirstDriftKnotS * (1 << 16) < kLongestUptimeS && kFirstDriftKnotS * (1 << 17) >= kLongestUptimeS,
+              "knot 17 is below the longest uptime, knot 18 reaches it");
+
 double drift_knot_uptime_s(std::int32_t knot) {
-  return knot == 0 ? 0.0 : kFirstDriftKnotS * std::exp2(knot - 1);
+  MEGASIM_ASSERT(knot >= 0 && knot <= kLastDriftKnot, "a drift knot past the longest campaign");
+  return knot == 0 ? 0.0 : std::min(kFirstDriftKnotS * std::exp2(knot - 1), kLongestUptimeS);
 }
 
 IterationOracle::IterationOracle(const Scenario& scenario, std::shared_ptr<const topo::Topology> shared_topology)
@@ -149,31 +152,49 @@ std::int64_t IterationOracle::disconnected_hosts(const FabricDamage& damage) {
   return hosts;
 }
 
-void IterationOracle::simulate(const std::vector<FabricDamage>& states, double max_uptime_s, unsigned threads) {
-  std::set<FabricDamage> todo;
+std::vector<CampaignSimulation> IterationOracle::missing(const std::vector<FabricDamage>& states,
+                                                         double max_uptime_s) const {
+  std::set<CampaignSimulation> todo;
   for (const FabricDamage& d : states) {
     const FabricDamage c = capped(d);
-    if (!iteration_s_.contains(c)) todo.insert(c);
+    if (!iteration_s_.contains(c)) todo.insert({c, 0});
   }
-  // (state, knot): knot 0 is the state itself at uptime 0, a knot k >= 1 the healthy state at its uptime.
-  std::vector<std::pair<FabricDamage, std::int32_t>> work;
-  for (const FabricDamage& d : todo) work.emplace_back(d, 0);
   if (scenario_.stragglers.drifts()) {
     for (std::int32_t k = 1;; ++k) {
-      if (!knot_s_.contains(k)) work.emplace_back(FabricDamage{}, k);
-      if (drift_knot_uptime_s(k) >= max_uptime_s) break;
+      if (!knot_s_.contains(k)) todo.insert({FabricDamage{}, k});
+      if (k == kLastDriftKnot || drift_knot_uptime_s(k) >= max_uptime_s) break;
     }
   }
-  std::vector<double> times(work.size(), 0);
-  for_each_index(work.size(), std::max(1u, threads),
-                 [&](std::size_t i) { times[i] = simulate_one(work[i].first, drift_knot_uptime_s(work[i].second)); });
-  for (std::size_t i = 0; i < work.size(); ++i) {
-    if (work[i].second == 0) {
-      iteration_s_.emplace(work[i].first, times[i]);
-    } else {
-      knot_s_.emplace(work[i].second, times[i]);
-    }
+  // FabricDamage order first (knot 0), then the healthy knots by number.
+  std::vector<CampaignSimulation> out;
+  for (const CampaignSimulation& c : todo) {
+    if (c.drift_knot == 0) out.push_back(c);
   }
+  for (const CampaignSimulation& c : todo) {
+    if (c.drift_knot != 0) out.push_back(c);
+  }
+  return out;
+}
+
+double IterationOracle::simulate(const CampaignSimulation& simulation) const {
+  return simulate_one(capped(simulation.damage), drift_knot_uptime_s(simulation.drift_knot));
+}
+
+void IterationOracle::record(const SimulatedIteration& result) {
+  const CampaignSimulation& c = result.simulation;
+  if (c.drift_knot == 0) {
+    iteration_s_.emplace(capped(c.damage), result.iteration_time_s);
+  } else {
+    knot_s_.emplace(c.drift_knot, result.iteration_time_s);
+  }
+}
+
+std::vector<SimulatedIteration> IterationOracle::recorded() const {
+  std::vector<SimulatedIteration> out;
+  for (const auto& [damage, t] : iteration_s_) out.push_back({{damage, 0}, t});
+  for (const auto& [knot, t] : knot_s_) out.push_back({{FabricDamage{}, knot}, t});
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.simulation < b.simulation; });
+  return out;
 }
 
 double IterationOracle::iteration_time_s(const FabricDamage& damage) {
@@ -198,7 +219,7 @@ double IterationOracle::drift_factor(double uptime_s) {
   if (!scenario_.stragglers.drifts() || uptime_s <= 0) return 1;
   // The knot at or below uptime_s: 0 below the first knot, else 1 + floor(log2(uptime / first)).
   std::int32_t knot = 0;
-  while (drift_knot_uptime_s(knot + 1) <= uptime_s) ++knot;
+  while (knot + 1 < kLastDriftKnot && drift_knot_uptime_s(knot + 1) <= uptime_s) ++knot;
   const double lo = drift_knot_uptime_s(knot);
   const double hi = drift_knot_uptime_s(knot + 1);
   const double t = knot_time_s(knot) + (uptime_s - lo) / (hi - lo) * (knot_time_s(knot + 1) - knot_time_s(knot));

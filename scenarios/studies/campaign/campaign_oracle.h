@@ -45,10 +45,27 @@ namespace megasim::scenarios {
 
 inline constexpr std::int32_t kMaxSimulatedDamage = 4;
 inline constexpr double kFirstDriftKnotS = 3600;
-// The uptime of drift knot k: 0, then kFirstDriftKnotS x 2^(k-1).
+// The longest uptime a campaign reaches: its longest horizon, 3650 days (stragglers.uptime_h's bound).
+inline constexpr double kLongestUptimeS = 3650 * 86400.0;
+// The last knot: the first whose doubling reaches kLongestUptimeS (2^17 h > 87,600 h).
+inline constexpr std::int32_t kLastDriftKnot = 18;
+// The uptime of drift knot k in 0 .. kLastDriftKnot: 0, then kFirstDriftKnotS x 2^(k-1), the last
+// capped at kLongestUptimeS.
 double drift_knot_uptime_s(std::int32_t knot);
 // The state simulated for `damage`: at most kMaxSimulatedDamage failed parts of each kind.
 FabricDamage capped(const FabricDamage& damage);
+
+// One iteration simulation of the oracle: a damaged state (capped) at uptime 0, or, at drift knot
+// k >= 1, the healthy state at that knot's uptime.
+struct CampaignSimulation {
+  FabricDamage damage;
+  std::int32_t drift_knot = 0;
+  auto operator<=>(const CampaignSimulation&) const = default;
+};
+struct SimulatedIteration {
+  CampaignSimulation simulation;
+  double iteration_time_s = 0;  // infinity when the damage partitions the fabric
+};
 
 class IterationOracle {
  public:
@@ -56,11 +73,19 @@ class IterationOracle {
   // simulation shares it. Runs the fabric probes; simulates nothing yet.
   IterationOracle(const Scenario& scenario, std::shared_ptr<const topo::Topology> topology);
 
-  // Simulates the states not simulated yet, `threads` at a time (the simulations are independent);
-  // the healthy state too when it is among them, and with drift the knots up to the first at or
-  // past max_uptime_s. Errors (an impossible plan: sim::ConfigError) are rethrown after all
-  // finished, the one of the first state in FabricDamage order, then the knots'.
-  void simulate(const std::vector<FabricDamage>& states, double max_uptime_s, unsigned threads);
+  // The simulations that the states reached and, with drift, the knots up to the first at or past
+  // max_uptime_s need and this oracle has not recorded: the capped states in FabricDamage order, then
+  // the knots by number.
+  [[nodiscard]] std::vector<CampaignSimulation> missing(const std::vector<FabricDamage>& states,
+                                                        double max_uptime_s) const;
+  // Runs one simulation (records nothing: a pure function of the scenario, so any process gives the
+  // same time). Throws sim::ConfigError for an impossible plan.
+  [[nodiscard]] double simulate(const CampaignSimulation& simulation) const;
+  // Records a simulation's result (as simulate gave it, here or elsewhere); a simulation recorded
+  // before keeps its first time.
+  void record(const SimulatedIteration& result);
+  // Every simulation recorded so far, in CampaignSimulation order.
+  [[nodiscard]] std::vector<SimulatedIteration> recorded() const;
 
   // Seconds of one iteration with this damage (simulated on first use, then cached); infinity when
   // the damage partitions the fabric.

@@ -180,6 +180,20 @@ TEST(Drift, CampaignKnotsAreIterationsAtTheirUptime) {
   EXPECT_NE(to_json(r).find("\"drift_iterations\""), std::string::npos);
 }
 
+// A campaign that runs its whole horizon without a restart reaches the longest uptime: with 3650
+// days the last knot sits at 3650 days (87,600 h, the bound of stragglers.uptime_h) rather than
+// at 2^17 h, which no scenario may ask for.
+TEST(Drift, TheLongestCampaignEndsAtTheLastKnot) {
+  Scenario s = small_drifting();
+  s.failures.rate_scale = 1e-9;  // nothing fails in ten years
+  const CampaignOptions o{.days = 3650, .seeds = 1, .sweep = false, .sweep_intervals_s = {}};
+  const CampaignReport r = run_campaign_study(s, o);
+  ASSERT_EQ(r.drift_iterations.size(), static_cast<std::size_t>(kLastDriftKnot) + 1);
+  EXPECT_EQ(r.drift_iterations.back().uptime_s, 3650 * 86400.0);
+  EXPECT_GT(r.drift_iterations.back().iteration_time_s, r.drift_iterations[kLastDriftKnot - 1].iteration_time_s);
+  EXPECT_EQ(r.job_failures, 0);
+}
+
 TEST(Drift, BadParametersNameTheirKey) {
   const auto key_of = [](const std::string& assignment) {
     return thrown_key([&] {
