@@ -12,10 +12,12 @@
 #include "bench/bench_util.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <thread>
 
 #include "scenarios/config/loader.h"
+#include "scenarios/studies/run_study.h"
 #include "scenarios/studies/sweep/sweep_study.h"
 
 namespace {
@@ -53,6 +55,29 @@ megasim::scenarios::SweepOptions confirming(std::int64_t confirm_top) {
   o.confirm_top = static_cast<std::size_t>(confirm_top);
   return o;
 }
+
+// Issue 30's sweep target: the whole 12,288-GPU sweep (top 10 confirmed, one thread per hardware
+// thread) against one iteration of its scenario (TP 8 x PP 8, 6 chunks, batch 6,144, without the
+// straggler what-ifs), timed in one run, the iteration first. Target: sweep_over_iteration <= 12.
+void BM_SweepOverIteration175b(benchmark::State& state) {
+  const megasim::scenarios::Scenario s = scenario_at(12288);
+  megasim::scenarios::RunOptions iteration;
+  iteration.straggler_whatifs = false;
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  double iteration_s = 0;
+  double sweep_s = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(megasim::scenarios::run_iteration_study(s, iteration).report.iteration_time_s);
+    iteration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    sweep_s = megasim::scenarios::run_sweep_study(s, confirming(10), threads).wall_time_s;
+  }
+  state.counters["iteration_wall_s"] = iteration_s;
+  state.counters["sweep_wall_s"] = sweep_s;
+  state.counters["sweep_over_iteration"] = sweep_s / iteration_s;
+  state.counters["threads"] = threads;
+}
+BENCHMARK(BM_SweepOverIteration175b)->Iterations(1)->Unit(benchmark::kSecond);
 
 // Arguments: GPUs, threads (0: one per hardware thread), plans confirmed in full (0: every plan in
 // full, no screen).
