@@ -399,18 +399,6 @@ UnroutableIteration::UnroutableIteration(std::uint64_t stalled_flows, topo::GpuI
                                      stalled_flows, src.value, dst.value)),
       stalled_flows_(stalled_flows) {}
 
-bool replicas_identical(const IterationInputs& in) {
-  if (!in.task_scale.empty() || in.gc_period > 0 || !in.failed_links.empty() || !in.degraded_links.empty()) {
-    return false;
-  }
-  if (std::any_of(in.gpu_slowdown.begin(), in.gpu_slowdown.end(), [](double f) { return f != 1.0; })) return false;
-  const auto tp = static_cast<std::size_t>(in.workload->plan.tp);
-  for (std::size_t first = 0; first + tp <= in.placement.size(); first += tp) {
-    if (!in_one_server(*in.topology, std::span<const topo::GpuId>(in.placement).subspan(first, tp))) return false;
-  }
-  return true;
-}
-
 Trace simulate_iteration(const IterationInputs& inputs, IterationStats* stats) {
   check_structure(inputs);
   check_values(inputs);

@@ -95,10 +95,23 @@ struct IterationInputs {
 };
 
 // Whether the replicas of the inputs' plan run identical programs at identical speeds, so that
-// only their pipeline transfers' share of the fabric tells them apart: no GPU slowdown above 1, no
-// task scales, no pauses, no failed or degraded links, and every TP group inside one server (a TP
-// group across servers has its own ECMP paths, and so its own TP collective times).
+// only their pipeline transfers' share of the fabric tells them apart: replicas_alike_but_for_speed,
+// and each stage's units as slow in every replica (a unit runs at its slowest GPU's slowdown).
+// (backend/sim/replica_speeds.cc)
 bool replicas_identical(const IterationInputs& inputs);
+// The same but for the units' slowdowns: no task scales, no pauses, no failed or degraded links,
+// and every TP group inside one server (a TP group across servers has its own ECMP paths, and so
+// its own TP collective times).
+bool replicas_alike_but_for_speed(const IterationInputs& inputs);
+// Per GPU, the slowdowns that give every replica the units' slowdowns of the slowest replica (the
+// largest unit slowdown of its stages, then the largest sum over its stages, then the lowest
+// index): each GPU of stage s's units gets that replica's stage-s unit slowdown; GPUs outside the
+// placement keep theirs. Every replica then runs that replica's pipeline in step, which no replica
+// of the inputs' own iteration outruns: it waits, through the DP collectives, for the slowest, so
+// the iteration with these slowdowns is at most as long as with the inputs' own, up to the
+// fabric's second-order effects (the sweep's screen under slow hosts, scenarios/studies/run_study.h).
+// Empty when the inputs have no slowdowns.
+std::vector<double> slowest_replica_slowdowns(const IterationInputs& inputs);
 
 // Counters of one run, for benchmarks and scaling studies.
 struct IterationStats {

@@ -119,6 +119,9 @@ ScreenResult screen_iteration_study(const ResolvedScenario& resolved, const RunO
   const std::unique_ptr<IterationSetup> setup = prepare(resolved, options);
   backend::IterationInputs& inputs = setup->inputs;
   ScreenResult result;
+  if (!backend::replicas_identical(inputs) && backend::replicas_alike_but_for_speed(inputs)) {
+    inputs.gpu_slowdown = backend::slowest_replica_slowdowns(inputs);  // now identical
+  }
   result.one_replica = backend::replicas_identical(inputs);
   inputs.one_replica = result.one_replica;
   const backend::Trace trace = backend::simulate_iteration(inputs);

@@ -57,10 +57,14 @@ RunResult run_iteration_study(const Scenario& scenario, RunOptions options = {})
 // iteration with data- parallel replica 0 standing for every replica
 // (backend::IterationInputs::one_replica) when the replicas are identical
 // (backend::replicas_identical), which leaves out the ECMP collisions of the other replicas'
-// pipeline transfers with replica 0's. The report holds summarize_throughput's figures. When the
-// replicas differ (stragglers, failed links) every replica is simulated: the report is then
-// run_iteration_study's, without the straggler what-ifs, and one_replica is false. Throws as
-// run_iteration_study. `topology`: as RunOptions::topology (null: built here).
+// pipeline transfers with replica 0's. When they differ only in speed (slow hosts: units whose
+// GPUs are slowed), every replica gets the slowest replica's speeds first
+// (backend::slowest_replica_slowdowns: no replica of the full iteration outruns it), so the screen
+// stays a bound from above on throughput (by observation, as without slow hosts). The report holds
+// summarize_throughput's figures. When the replicas differ otherwise (jitter, pauses, failed
+// links) every replica is simulated: the report is then run_iteration_study's, without the
+// straggler what-ifs, and one_replica is false. Throws as run_iteration_study. `topology`: as
+// RunOptions::topology (null: built here).
 struct ScreenResult {
   IterationReport report;
   bool one_replica = false;

@@ -63,8 +63,9 @@ std::string to_text(const SweepReport& r, std::size_t top) {
   if (!r.varied_keys.empty()) out += fmt::format("varied: {}\n", fmt::join(r.varied_keys, ", "));
   if (r.screened > 0) {
     out += fmt::format(
-        "screen: replica 0 stood for every replica (no ECMP collisions among the replicas' pipeline transfers), an "
-        "upper bound on tokens/s; every plan that could reach the top {}{} was simulated in full (--full: all)\n",
+        "screen: replica 0 stood for every replica (at the slowest replica's speeds where hosts are slow; no ECMP "
+        "collisions among the replicas' pipeline transfers), an upper bound on tokens/s; every plan that could reach "
+        "the top {}{} was simulated in full (--full: all)\n",
         r.confirm_top, r.varied_keys.empty() ? "" : " of its point");
   }
   if (r.bound_violations > 0) {

@@ -306,6 +306,37 @@ TEST(SweepStudy, ConfirmedTopIsTheFullSweepsTopWhereEcmpCollides) {
   }
 }
 
+// Under slow hosts (10% of the 64 servers 1.3x slower) the replicas differ only in speed: each plan
+// is still screened, one replica at the slowest replica's speeds, which bounds its full simulation,
+// and the sweep that confirms the top 3 ranks exactly the full sweep's top 3.
+TEST(SweepStudy, UnderSlowHostsTheScreenStillBoundsAndTheConfirmedTopIsTheFullSweepsTop) {
+  Scenario base = colliding_scenario();
+  base.stragglers.slow_host_fraction = 0.1;
+  base.stragglers.slow_host_factor = 1.3;
+  const SweepReport all = run_sweep_study(base, every_plan_in_full(), 2);
+  SweepOptions top3;
+  top3.confirm_top = 3;
+  const SweepReport confirmed = run_sweep_study(base, top3, 2);
+  ASSERT_GE(all.simulated, 8u);
+  EXPECT_EQ(confirmed.simulated + confirmed.screened, all.simulated);
+  EXPECT_GT(confirmed.screened, 0u);
+  EXPECT_EQ(confirmed.bound_violations, 0u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(key_of(confirmed.rows[i].candidate) == key_of(all.rows[i].candidate)) << i;
+    EXPECT_EQ(confirmed.rows[i].tokens_per_s, all.rows[i].tokens_per_s) << i;
+  }
+  Scenario ideal = base;
+  ideal.stragglers.enabled = false;
+  const SweepReport healthy = run_sweep_study(ideal, top3, 2);
+  EXPECT_LT(all.rows[0].tokens_per_s, healthy.rows[0].tokens_per_s) << "no slow host slowed the best plan";
+  for (const SweepRow& row : all.rows) {
+    if (row.candidate.status != SweepStatus::kSimulated) continue;
+    const SweepRow screen = screen_sweep_candidate(base, row.candidate);
+    EXPECT_EQ(screen.candidate.status, SweepStatus::kScreened);
+    EXPECT_GE(screen.screen_tokens_per_s, row.tokens_per_s * (1 - 1e-12));
+  }
+}
+
 // 16 layers of hidden 8192 hold 12 h^2 L = 12.9 G parameters; without the distributed optimizer
 // that is 18 bytes each (bf16 weights, fp32 grads, fp32 master + Adam m, v): 232 GB, so any split
 // over tp*pp <= 2 GPUs needs more than 116 GB per GPU for model state alone, over the A100's 80 GiB (85.9 GB).
