@@ -47,7 +47,10 @@ struct GpuProbe {
   std::string device;   // the device's own name, e.g. "NVIDIA H200"
   models::GpuSpec gpu;  // what efficiencies are relative to: ProbeOptions::gpu_name, or the device's
   std::function<double(const models::GemmShape&)> gemm_seconds;  // one kernel
-  std::function<double()> copy_bytes_per_s;                      // HBM bytes read + written per second
+  // One kernel with FP8 E4M3 operands (bf16 output, as Transformer Engine's forward GEMMs on
+  // Hopper); empty on a GPU without FP8 tensor cores.
+  std::function<double(const models::GemmShape&)> fp8_gemm_seconds;
+  std::function<double()> copy_bytes_per_s;  // HBM bytes read + written per second
   std::function<double()> kernel_gap_s;
   // The job's links, measured on every rank of it at once (run after the single-GPU measurements);
   // empty for a job of one GPU.

@@ -1,8 +1,10 @@
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -47,11 +49,13 @@ double GemmProbe::median_seconds(const GemmProblem& p, int repetitions) {
   if (repetitions < 1) throw CudaError("GEMM timing needs at least one repetition");
   const std::size_t a_count = elements(p.k, p.n, p.batch);
   const std::size_t b_count = elements(p.k, p.m, p.batch);
-  const DeviceBuffer a(a_count * sizeof(__nv_bfloat16), "GEMM operand A");
-  const DeviceBuffer b(b_count * sizeof(__nv_bfloat16), "GEMM operand B");
+  const std::size_t element = operand_bytes(p.operands);
+  const DeviceBuffer a(a_count * element, "GEMM operand A");
+  const DeviceBuffer b(b_count * element, "GEMM operand B");
   const DeviceBuffer d(elements(p.n, p.m, p.batch) * sizeof(__nv_bfloat16), "GEMM output");
-  fill_uniform_bf16(a.get(), a_count, 0x9e3779b9u, state_->stream);
-  fill_uniform_bf16(b.get(), b_count, 0x85ebca6bu, state_->stream);
+  const auto fill = p.operands == GemmOperands::kFp8E4m3 ? fill_uniform_fp8 : fill_uniform_bf16;
+  fill(a.get(), a_count, 0x9e3779b9u, state_->stream);
+  fill(b.get(), b_count, 0x85ebca6bu, state_->stream);
   GemmRunner& runner = state_->runner;
   runner.prepare(p);
   check(cudaStreamSynchronize(state_->stream), "cudaStreamSynchronize");
@@ -84,21 +88,37 @@ double GemmProbe::median_seconds(const GemmProblem& p, int repetitions) {
 
 double GemmProbe::max_relative_error(const GemmProblem& p) {
   validate(p);
-  // Operands in {-2, ..., 2}: exact in bf16, and every partial sum is an integer exact in fp32.
+  // Operands in {-2, ..., 2}: exact in bf16 and in FP8 E4M3, and every partial sum is an integer
+  // exact in fp32.
   const std::size_t a_count = elements(p.k, p.n, p.batch);
   const std::size_t b_count = elements(p.k, p.m, p.batch);
   const std::size_t d_count = elements(p.n, p.m, p.batch);
-  std::vector<__nv_bfloat16> a_host(a_count), b_host(b_count), d_host(d_count);
+  std::vector<__nv_bfloat16> d_host(d_count);
   std::vector<float> a_value(a_count), b_value(b_count);
   for (std::size_t i = 0; i < a_count; ++i) a_value[i] = static_cast<float>(static_cast<int>((i * 7 + 3) % 5) - 2);
   for (std::size_t i = 0; i < b_count; ++i) b_value[i] = static_cast<float>(static_cast<int>((i * 11 + 1) % 5) - 2);
-  for (std::size_t i = 0; i < a_count; ++i) a_host[i] = __float2bfloat16(a_value[i]);
-  for (std::size_t i = 0; i < b_count; ++i) b_host[i] = __float2bfloat16(b_value[i]);
-  const DeviceBuffer a(a_count * sizeof(__nv_bfloat16), "GEMM operand A");
-  const DeviceBuffer b(b_count * sizeof(__nv_bfloat16), "GEMM operand B");
+  const std::size_t element = operand_bytes(p.operands);
+  // The operands' bytes in the problem's element type.
+  const auto encode = [&](const std::vector<float>& values) {
+    std::vector<unsigned char> bytes(values.size() * element);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (p.operands == GemmOperands::kFp8E4m3) {
+        const __nv_fp8_e4m3 v(values[i]);
+        std::memcpy(bytes.data() + i, &v, 1);
+      } else {
+        const __nv_bfloat16 v = __float2bfloat16(values[i]);
+        std::memcpy(bytes.data() + i * element, &v, element);
+      }
+    }
+    return bytes;
+  };
+  const std::vector<unsigned char> a_host = encode(a_value);
+  const std::vector<unsigned char> b_host = encode(b_value);
+  const DeviceBuffer a(a_host.size(), "GEMM operand A");
+  const DeviceBuffer b(b_host.size(), "GEMM operand B");
   const DeviceBuffer d(d_count * sizeof(__nv_bfloat16), "GEMM output");
-  check(cudaMemcpy(a.get(), a_host.data(), a_count * sizeof(__nv_bfloat16), cudaMemcpyHostToDevice), "cudaMemcpy");
-  check(cudaMemcpy(b.get(), b_host.data(), b_count * sizeof(__nv_bfloat16), cudaMemcpyHostToDevice), "cudaMemcpy");
+  check(cudaMemcpy(a.get(), a_host.data(), a_host.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+  check(cudaMemcpy(b.get(), b_host.data(), b_host.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
   state_->runner.run(p, a.get(), b.get(), d.get(), state_->stream);
   check(cudaStreamSynchronize(state_->stream), "cudaStreamSynchronize");
   check(cudaMemcpy(d_host.data(), d.get(), d_count * sizeof(__nv_bfloat16), cudaMemcpyDeviceToHost), "cudaMemcpy");

@@ -1,4 +1,5 @@
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <array>
@@ -19,23 +20,39 @@ constexpr std::size_t kAlignment = 256;  // what cudaMalloc gives and cuBLASLt's
 constexpr std::uint32_t kSeedA = 0x9e3779b9u;
 constexpr std::uint32_t kSeedB = 0x85ebca6bu;
 
+// A value uniform in [-1, 1) from a counter hash of (index, seed).
+__device__ float uniform_at(std::size_t i, std::uint32_t seed) {
+  std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u ^ seed ^ static_cast<std::uint32_t>(i >> 32);
+  h ^= h >> 16;
+  h *= 0x7feb352du;
+  h ^= h >> 15;
+  h *= 0x846ca68bu;
+  h ^= h >> 16;
+  return static_cast<float>(h >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
+
 __global__ void fill_uniform(__nv_bfloat16* x, std::size_t n, std::uint32_t seed) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u ^ seed ^ static_cast<std::uint32_t>(i >> 32);
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    h ^= h >> 16;
-    x[i] = __float2bfloat16(static_cast<float>(h >> 8) * (2.0f / 16777216.0f) - 1.0f);
+    x[i] = __float2bfloat16(uniform_at(i, seed));
   }
+}
+
+__global__ void fill_uniform_e4m3(__nv_fp8_e4m3* x, std::size_t n, std::uint32_t seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    x[i] = __nv_fp8_e4m3(uniform_at(i, seed));
+  }
+}
+
+cudaDataType_t element_type(GemmOperands operands) {
+  return operands == GemmOperands::kFp8E4m3 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
 }
 
 struct Layout {
   cublasLtMatrixLayout_t handle = nullptr;
-  Layout(std::int64_t rows, std::int64_t cols, std::int64_t batch) {
-    check(cublaslt().matrix_layout_create(&handle, CUDA_R_16BF, static_cast<std::uint64_t>(rows),
+  Layout(std::int64_t rows, std::int64_t cols, std::int64_t batch, cudaDataType_t type) {
+    check(cublaslt().matrix_layout_create(&handle, type, static_cast<std::uint64_t>(rows),
                                           static_cast<std::uint64_t>(cols), rows),
           "cublasLtMatrixLayoutCreate");
     if (batch > 1) {
@@ -61,7 +78,11 @@ struct Layout {
 class Matmul {
  public:
   Matmul(cublasLtHandle_t lt, const GemmProblem& p, void* workspace)
-      : lt_(lt), workspace_(workspace), a_(p.k, p.n, p.batch), b_(p.k, p.m, p.batch), d_(p.n, p.m, p.batch) {
+      : lt_(lt),
+        workspace_(workspace),
+        a_(p.k, p.n, p.batch, element_type(p.operands)),
+        b_(p.k, p.m, p.batch, element_type(p.operands)),
+        d_(p.n, p.m, p.batch, CUDA_R_16BF) {
     check(cublaslt().matmul_desc_create(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
     const cublasOperation_t transpose = CUBLAS_OP_T;
     const std::size_t workspace_bytes = GemmRunner::kWorkspaceBytes;
@@ -88,8 +109,9 @@ class Matmul {
     if (status != CUBLAS_STATUS_SUCCESS || found == 0) cublaslt().matmul_desc_destroy(desc_);
     check(status, failed);
     if (found == 0) {
-      throw CudaError("cublasLtMatmulAlgoGetHeuristic: no bf16 algorithm for m=" + std::to_string(p.m) +
-                      " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k));
+      throw CudaError(std::string("cublasLtMatmulAlgoGetHeuristic: no ") +
+                      (p.operands == GemmOperands::kFp8E4m3 ? "FP8 E4M3" : "bf16") + " algorithm for m=" +
+                      std::to_string(p.m) + " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k));
     }
   }
   ~Matmul() { cublaslt().matmul_desc_destroy(desc_); }
@@ -112,10 +134,10 @@ class Matmul {
   cublasLtMatmulHeuristicResult_t heuristic_{};
 };
 
-using Key = std::array<std::int64_t, 4>;
+using Key = std::array<std::int64_t, 5>;
 
 Key key_of(const GemmProblem& p) {
-  return {p.m, p.n, p.k, p.batch};
+  return {p.m, p.n, p.k, p.batch, static_cast<std::int64_t>(p.operands)};
 }
 
 // Elements of each operand of one problem: A k×n, B k×m, D n×m, `batch` times.
@@ -152,10 +174,18 @@ std::size_t region_bytes(std::size_t elements) {
 
 }  // namespace
 
+std::size_t operand_bytes(GemmOperands operands) {
+  return operands == GemmOperands::kFp8E4m3 ? 1 : sizeof(__nv_bfloat16);
+}
+
 void validate(const GemmProblem& p) {
+  const std::string shape = "m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) +
+                            " batch=" + std::to_string(p.batch);
   if (p.m < 1 || p.n < 1 || p.k < 1 || p.batch < 1 || p.batch > std::numeric_limits<std::int32_t>::max()) {
-    throw CudaError("GEMM problem needs m, n, k, batch >= 1 and batch < 2^31 (got m=" + std::to_string(p.m) + " n=" +
-                    std::to_string(p.n) + " k=" + std::to_string(p.k) + " batch=" + std::to_string(p.batch) + ")");
+    throw CudaError("GEMM problem needs m, n, k, batch >= 1 and batch < 2^31 (got " + shape + ")");
+  }
+  if (p.operands == GemmOperands::kFp8E4m3 && (p.m % 16 != 0 || p.n % 16 != 0 || p.k % 16 != 0)) {
+    throw CudaError("an FP8 GEMM needs m, n and k multiples of 16 (cuBLASLt's rule; got " + shape + ")");
   }
 }
 
@@ -163,6 +193,12 @@ void fill_uniform_bf16(void* device_data, std::size_t count, std::uint32_t seed,
   if (count == 0) return;
   fill_uniform<<<1024, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(device_data), count, seed);
   check(cudaGetLastError(), "fill_uniform");
+}
+
+void fill_uniform_fp8(void* device_data, std::size_t count, std::uint32_t seed, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_uniform_e4m3<<<1024, 256, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(device_data), count, seed);
+  check(cudaGetLastError(), "fill_uniform_e4m3");
 }
 
 struct GemmRunner::State {
@@ -218,6 +254,7 @@ void GemmRunner::prepare(const GemmProblem& problem) {
 void GemmRunner::run(const GemmProblem& problem, cudaStream_t stream) {
   State& s = *state_;
   validate(problem);
+  MEGASIM_ASSERT(problem.operands == GemmOperands::kBf16, "an FP8 GEMM on the arena's bf16 operands");
   const OperandElements e = elements_of(problem);
   MEGASIM_ASSERT(e.a <= s.capacity.a && e.b <= s.capacity.b && e.d <= s.capacity.d,
                  "GEMM larger than the problems GemmRunner's arena was sized for");

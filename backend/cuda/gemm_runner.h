@@ -22,21 +22,32 @@ struct CUstream_st;
 
 namespace megasim::backend::cuda {
 
+// The operands' element type: bf16 (Megatron-LM's GEMMs), or FP8 E4M3 (Transformer Engine's
+// forward GEMMs on Hopper, unit scales). The output is bf16 and the accumulation fp32 either way.
+// cuBLASLt's FP8 GEMMs need the TN layout (this one), compute capability 8.9 or more and every side
+// a multiple of 16.
+enum class GemmOperands : std::uint8_t { kBf16, kFp8E4m3 };
+std::size_t operand_bytes(GemmOperands operands);  // 2 or 1
+
 // C[m×n] = A[m×k]·B[k×n], `batch` independent products in one strided-batched call.
 struct GemmProblem {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
   std::int64_t batch = 1;
+  GemmOperands operands = GemmOperands::kBf16;
 };
 
-// Throws CudaError unless m, n, k >= 1 and 1 <= batch <= 2^31 - 1 (cuBLASLt's batch count is int32).
+// Throws CudaError unless m, n, k >= 1 and 1 <= batch <= 2^31 - 1 (cuBLASLt's batch count is int32),
+// and for FP8 operands m, n and k are multiples of 16.
 void validate(const GemmProblem& problem);
 
 // Fills `count` bf16 values at `device_data` with values uniform in [-1, 1) from a counter hash of
 // (index, seed): random operands without a host copy. Enqueued on `stream` (nullptr: the default
 // stream); throws CudaError when the launch fails.
 void fill_uniform_bf16(void* device_data, std::size_t count, std::uint32_t seed, CUstream_st* stream);
+// The same in FP8 E4M3 (each value the E4M3 nearest the uniform draw).
+void fill_uniform_fp8(void* device_data, std::size_t count, std::uint32_t seed, CUstream_st* stream);
 
 class GemmRunner {
  public:
@@ -56,8 +67,9 @@ class GemmRunner {
   // does no setup. Throws CudaError when the problem is invalid or cuBLASLt has no algorithm for it.
   void prepare(const GemmProblem& problem);
 
-  // Enqueues the GEMM on the arena's operands (D overwritten). Precondition (asserted): each
-  // operand fits its arena region, as it does for every problem given at construction.
+  // Enqueues the GEMM on the arena's operands (D overwritten). Preconditions (asserted): bf16
+  // operands (the arena holds bf16 values), and each operand fits its arena region, as it does for
+  // every problem given at construction.
   void run(const GemmProblem& problem, CUstream_st* stream);
   // Enqueues the GEMM on the caller's device operands, column-major and batch-strided as described
   // above: A k×n, B k×m, D n×m per product.

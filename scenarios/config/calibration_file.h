@@ -12,7 +12,7 @@
 //   flash_attention_1_backward_efficiency = 0.275
 //   launch_overhead_us = 4.0
 //   host_sync_gap_us = 50                  # GPU idle after a host synchronisation
-//   fp8_gemm_efficiency_scale = 1          # FP8 GEMMs' efficiency over the BF16 curve's
+//   fp8_gemm_efficiency_scale = 1          # FP8 GEMMs' efficiency over the BF16 curve's (calibrate on FP8 GPUs)
 //   get_batch_host_us = 500                # host time of a synchronous get_batch
 //   gemm_points = [ { m = 8192, n = 2304, k = 6144, efficiency = 0.71 } ]   # measured GEMMs
 //   memory_points = [ { bytes = 1048576, efficiency = 0.9 } ]                # measured memory-bound ops

@@ -6,7 +6,7 @@
 # the measured H200 calibration, per task category. About 25 s of GPU time per stage (one warm-up and
 # three measured iterations of ~5 s of compute). Carry build-cuda/cli/megasim,
 # build-cuda/tests/backend/megasim_cuda_tests and .devlibs (scripts/device/collect_devlibs.sh; build
-# with -DMEGASIM_CPU_NATIVE=OFF). Outputs under $OUT.
+# with -DMEGASIM_CPU_NATIVE=OFF). Outputs under $OUT. Last, the calibration with FP8 GEMMs beside bf16 (~30 s).
 set -uo pipefail
 source scripts/device/device_env.sh
 timeout 120 build-cuda/tests/backend/megasim_cuda_tests 2>&1 | tee "$out/cuda_tests.log"
@@ -24,3 +24,8 @@ for flash in false true; do
     --set calibration.file=scenarios/calibration/h200_measured.toml --set plan.use_flash_attention=$flash \
     --out "$out/whole_plan_flash_$flash" 2>>"$out/errors.log" | tee "$out/whole_plan_flash_$flash.txt"
 done
+# FP8 E4M3 GEMMs beside bf16 (issue 27, item 6): the calibration of the 175B MegaScale plan's GEMMs on
+# the H200, the curve-fit shapes and the plan's GEMMs timed again with FP8 operands; the file it
+# writes carries fp8_gemm_efficiency_scale (scenarios/studies/calibrate/calibrate_study.h). About 30 s.
+timeout 180 build-cuda/cli/megasim calibrate --backend cuda scenarios/megascale/175b_megascale.toml --gpu H200 \
+  --out "$out/h200_calibration_fp8.toml" --json > "$out/calibrate_fp8.json" 2>>"$out/errors.log"

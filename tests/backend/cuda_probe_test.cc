@@ -52,6 +52,27 @@ TEST(CudaProbe, GemmTimesAreBelowPeakAndGrowWithWork) {
   EXPECT_GT(large_s, 4 * small_s);
 }
 
+// FP8 E4M3 operands on a GPU with FP8 tensor cores (compute capability 8.9 or more): the same
+// layouts against the host reference, a timing below the FP8 peak and above the bf16 GEMM's FLOP/s
+// at the bf16 peak's half (FP8 runs at twice bf16's peak); sides not multiples of 16 are refused.
+TEST(CudaProbe, Fp8GemmMatchesHostReferenceAndRunsBelowTheFp8Peak) {
+  REQUIRE_KNOWN_GPU(spec);
+  const GpuInfo device = visible_gpus().front();
+  if (device.compute_capability_major * 10 + device.compute_capability_minor < 89 || spec->peak_fp8_dense_tflops <= 0) {
+    GTEST_SKIP() << "no FP8 tensor cores on " << device.name;
+  }
+  GemmProbe probe;
+  constexpr GemmOperands kFp8 = GemmOperands::kFp8E4m3;
+  EXPECT_LT(probe.max_relative_error({64, 48, 96, 1, kFp8}), 1.0 / 64);
+  EXPECT_LT(probe.max_relative_error({96, 80, 112, 3, kFp8}), 1.0 / 64);
+  EXPECT_THROW(probe.max_relative_error({1, 256, 33, 1, kFp8}), CudaError);
+  const models::GemmShape shape{8192, 8192, 8192, 1};
+  const double fp8_s = probe.median_seconds({shape.m, shape.n, shape.k, 1, kFp8}, 10);
+  const double bf16_s = probe.median_seconds({shape.m, shape.n, shape.k, 1}, 10);
+  EXPECT_LE(models::gemm_flops(shape) / fp8_s, spec->peak_fp8_dense_tflops * 1e12);
+  EXPECT_LT(fp8_s, bf16_s);  // FP8 tensor cores: twice the peak, half the operand bytes
+}
+
 TEST(CudaProbe, CopyBandwidthIsBelowTheHbmBandwidth) {
   REQUIRE_KNOWN_GPU(spec);
   const double bytes_per_s = copy_bandwidth_bytes_per_s(std::size_t{1} << 30, 5);

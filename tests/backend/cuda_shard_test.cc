@@ -130,6 +130,18 @@ TEST(GemmRunnerSizes, AnEmptyOrNegativeDimensionIsRefused) {
   EXPECT_THROW(static_cast<void>(GemmRunner::arena_bytes_for({{8, 0, 8, 1}})), CudaError);
 }
 
+// cuBLASLt's FP8 GEMMs need every side a multiple of 16; bf16 ones do not.
+TEST(GemmRunnerSizes, Fp8ProblemsNeedSidesThatAreMultiplesOf16) {
+  constexpr GemmOperands kFp8 = GemmOperands::kFp8E4m3;
+  EXPECT_NO_THROW(validate(GemmProblem{16, 32, 48, 2, kFp8}));
+  EXPECT_THROW(validate(GemmProblem{8, 32, 48, 1, kFp8}), CudaError);
+  EXPECT_THROW(validate(GemmProblem{16, 24, 48, 1, kFp8}), CudaError);
+  EXPECT_THROW(validate(GemmProblem{16, 32, 40, 1, kFp8}), CudaError);
+  EXPECT_NO_THROW(validate(GemmProblem{8, 24, 40, 1}));
+  EXPECT_EQ(operand_bytes(kFp8), 1u);
+  EXPECT_EQ(operand_bytes(GemmOperands::kBf16), 2u);
+}
+
 TEST(StreamingKernelSizes, MovesTheOpsBytesInBf16) {
   EXPECT_EQ(StreamingKernel::elements_for(0), 1u);
   EXPECT_EQ(StreamingKernel::elements_for(4), 1u);

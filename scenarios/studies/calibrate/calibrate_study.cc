@@ -69,6 +69,47 @@ void append_rows(std::string& out, const char* title, const std::vector<GemmMeas
   }
 }
 
+// cuBLASLt's FP8 GEMMs need every side a multiple of 16.
+bool fp8_shape(const models::GemmShape& s) {
+  return s.m % 16 == 0 && s.n % 16 == 0 && s.k % 16 == 0;
+}
+
+// The FP8 measurements of the header comment and the scale they give (r.calibration).
+void measure_fp8(const backend::GpuProbe& probe, const models::GpuSpec& gpu, const std::vector<GemmMeasurement>& large,
+                 CalibrationReport& r) {
+  const double fp8_peak = gpu.peak_fp8_dense_tflops * 1e12;
+  r.fp8_peak_flops = fp8_peak;
+  const auto measure = [&](const GemmMeasurement& bf16) {
+    Fp8GemmMeasurement m{bf16.shape};
+    m.measured_s = probe.fp8_gemm_seconds(bf16.shape);
+    m.measured_efficiency = efficiency_of(bf16.shape, m.measured_s, fp8_peak);
+    m.bf16_efficiency = bf16.measured_efficiency;
+    if (m.measured_efficiency > 1) {
+      throw sim::ConfigError(
+          "--gpu", gpu.name,
+          fmt::format("a GPU whose FP8 peak is at least the {:.0f} TFLOP/s that {} measured on {}",
+                      models::gemm_flops(bf16.shape) / m.measured_s / 1e12, probe.device, shape_text(bf16.shape)));
+    }
+    r.fp8.push_back(m);
+  };
+  for (const GemmMeasurement& m : large) measure(m);
+  for (const GemmMeasurement& m : r.plan) {
+    const bool measured = std::any_of(r.fp8.begin(), r.fp8.end(), [&](const Fp8GemmMeasurement& f) {
+      return std::tie(f.shape.m, f.shape.n, f.shape.k, f.shape.batch) ==
+             std::tie(m.shape.m, m.shape.n, m.shape.k, m.shape.batch);
+    });
+    if (!measured && fp8_shape(m.shape)) measure(m);
+  }
+  std::vector<double> ratios;
+  for (const Fp8GemmMeasurement& m : r.fp8) ratios.push_back(m.ratio());
+  if (ratios.empty()) return;
+  // The median (the mean of the middle two for an even count).
+  std::sort(ratios.begin(), ratios.end());
+  const std::size_t half = ratios.size() / 2;
+  const double median = ratios.size() % 2 == 1 ? ratios[half] : (ratios[half - 1] + ratios[half]) / 2;
+  r.calibration.fp8_gemm_efficiency_scale = std::min(median, 1 / r.calibration.best_gemm_efficiency);
+}
+
 }  // namespace
 
 std::vector<PlanGemm> plan_gemms(const models::Workload& workload) {
@@ -185,6 +226,8 @@ CalibrationReport run_calibration(const Scenario& scenario, const models::GpuSpe
     }
   }
 
+  if (probe.fp8_gemm_seconds && gpu.peak_fp8_dense_tflops > 0) measure_fp8(probe, gpu, large, r);
+
   r.copy_bytes_per_s = probe.copy_bytes_per_s();
   r.calibration.memory_efficiency = std::min(1.0, r.copy_bytes_per_s / (gpu.hbm_tbytes_per_s * 1e12));
   r.kernel_gap_s = probe.kernel_gap_s();
@@ -218,6 +261,15 @@ std::string to_calibration_toml(const CalibrationReport& r) {
     out += fmt::format("  {{ m = {}, n = {}, k = {}, efficiency = {:.4f} }},\n", p.m, p.n, p.k, p.efficiency);
   }
   out += "]\n";
+  if (!r.fp8.empty()) {
+    out += fmt::format(
+        "# FP8 E4M3 GEMMs against bf16 ({} shapes; efficiency over the {:.0f} TFLOP/s FP8 peak, ratio to bf16's):\n",
+        r.fp8.size(), r.fp8_peak_flops / 1e12);
+    for (const Fp8GemmMeasurement& m : r.fp8) {
+      out += fmt::format("#   {}: {:.4f}, ratio {:.4f}\n", shape_text(m.shape), m.measured_efficiency, m.ratio());
+    }
+    out += fmt::format("fp8_gemm_efficiency_scale = {:.4f}\n", r.calibration.fp8_gemm_efficiency_scale);
+  }
   if (r.collectives) out += to_calibration_toml(*r.collectives);
   return out;
 }
@@ -238,6 +290,19 @@ std::string to_text(const CalibrationReport& r) {
       defaults.best_gemm_efficiency, defaults.gemm_k_overhead, r.copy_bytes_per_s / 1e9,
       r.calibration.memory_efficiency, r.kernel_gap_s * 1e6, r.plan_gemm_error_default * 100,
       r.plan_gemm_error_fitted * 100);
+  if (r.fp8.empty()) {
+    out += "fp8 GEMMs            not measured (no FP8 tensor cores)\n";
+  } else {
+    const auto by_ratio = [](const Fp8GemmMeasurement& a, const Fp8GemmMeasurement& b) {
+      return a.ratio() < b.ratio();
+    };
+    const auto [lowest, highest] = std::minmax_element(r.fp8.begin(), r.fp8.end(), by_ratio);
+    out += fmt::format(
+        "fp8 GEMMs            fp8_gemm_efficiency_scale {:.4f} (the median FP8 / bf16 efficiency of {} shapes, "
+        "{:.4f} to {:.4f}; FP8 peak {:.0f} TFLOP/s)\n",
+        r.calibration.fp8_gemm_efficiency_scale, r.fp8.size(), lowest->ratio(), highest->ratio(),
+        r.fp8_peak_flops / 1e12);
+  }
   out += r.collectives ? to_text(*r.collectives)
                        : std::string("collectives          not measured (one GPU; --gpus N measures them over NCCL)\n");
   return out;
@@ -260,8 +325,22 @@ std::string to_json(const CalibrationReport& r) {
       .begin_object()
       .field("best_gemm_efficiency", r.calibration.best_gemm_efficiency)
       .field("gemm_k_overhead", r.calibration.gemm_k_overhead)
-      .field("memory_efficiency", r.calibration.memory_efficiency)
-      .end_object();
+      .field("memory_efficiency", r.calibration.memory_efficiency);
+  if (!r.fp8.empty()) j.field("fp8_gemm_efficiency_scale", r.calibration.fp8_gemm_efficiency_scale);
+  j.end_object();
+  j.key("fp8").begin_array();
+  for (const Fp8GemmMeasurement& m : r.fp8) {
+    j.begin_object()
+        .field("m", m.shape.m)
+        .field("n", m.shape.n)
+        .field("k", m.shape.k)
+        .field("batch", m.shape.batch)
+        .field("measured_s", m.measured_s)
+        .field("measured_efficiency", m.measured_efficiency)
+        .field("bf16_efficiency", m.bf16_efficiency)
+        .end_object();
+  }
+  j.end_array();
   j.key("sweep");
   write_rows(j, r.sweep);
   j.key("plan");

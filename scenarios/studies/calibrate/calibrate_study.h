@@ -10,6 +10,11 @@
 //    m, n >= 8192, where the curve's tile and wave factor is nearly 1;
 //  - every distinct GEMM of the scenario's plan (the ops of its kernel lists), with how often one
 //    rank of each pipeline stage runs it per iteration;
+//  - on a GPU with FP8 tensor cores (GpuSpec::peak_fp8_dense_tflops > 0 and the probe's
+//    fp8_gemm_seconds), the curve-fit shapes of the sweep and the plan's GEMMs whose sides are
+//    multiples of 16 (cuBLASLt's FP8 rule) again with FP8 E4M3 operands: fp8_gemm_efficiency_scale
+//    is the median over them of (FP8 efficiency over the FP8 peak) / (bf16 efficiency over the bf16
+//    peak) of the same shape, capped at 1 / best_gemm_efficiency (the FP8 peak);
 //  - the copy bandwidth of a large buffer (memory_efficiency) and the gap between back-to-back
 //    kernels (reported only: the file's launch overhead models an eager PyTorch training loop,
 //    whose launch path is not this backend's).
@@ -51,6 +56,15 @@ struct GemmMeasurement {
   double measured_efficiency = 0;  // FLOP/s over the GPU's bf16 peak
 };
 
+// A GEMM measured with FP8 E4M3 operands beside its bf16 measurement.
+struct Fp8GemmMeasurement {
+  models::GemmShape shape;
+  double measured_s = 0;
+  double measured_efficiency = 0;  // FLOP/s over the GPU's FP8 peak
+  double bf16_efficiency = 0;      // the same shape's bf16 measurement, over the bf16 peak
+  [[nodiscard]] double ratio() const { return measured_efficiency / bf16_efficiency; }
+};
+
 struct CalibrationReport {
   std::string backend;
   std::string device;
@@ -59,6 +73,8 @@ struct CalibrationReport {
   double peak_flops = 0;
   std::vector<GemmMeasurement> sweep;
   std::vector<GemmMeasurement> plan;
+  std::vector<Fp8GemmMeasurement> fp8;       // empty: FP8 not measured (the GPU has none)
+  double fp8_peak_flops = 0;                 // what the FP8 efficiencies are relative to
   double best_measured_gemm_efficiency = 0;  // the sweep's best
   double copy_bytes_per_s = 0;
   double kernel_gap_s = 0;

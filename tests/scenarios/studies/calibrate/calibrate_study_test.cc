@@ -92,6 +92,76 @@ TEST(CalibrateStudy, FileLoadsBackToTheMeasuredFields) {
   }
 }
 
+// A probe whose FP8 GEMMs reach `ratio` times bf16's efficiency at each shape (each over its own
+// peak), at most `ceiling` of the FP8 peak.
+backend::GpuProbe fp8_probe(const models::GpuSpec& gpu, double ratio, double ceiling = 1) {
+  backend::GpuProbe p = curve_probe(gpu, truth_for(gpu));
+  p.fp8_gemm_seconds = [gpu, ratio, ceiling](const models::GemmShape& s) {
+    const double efficiency = std::min(ceiling, ratio * models::gemm_efficiency(s, truth_for(gpu)));
+    return models::gemm_flops(s) / (gpu.peak_fp8_dense_tflops * 1e12 * efficiency);
+  };
+  return p;
+}
+
+bool multiple_of_16(const models::GemmShape& s) {
+  return s.m % 16 == 0 && s.n % 16 == 0 && s.k % 16 == 0;
+}
+
+// On an H200 the curve-fit shapes and the plan's GEMMs are timed again in FP8; FP8 at 0.7 of
+// bf16's efficiency gives fp8_gemm_efficiency_scale 0.7, in the report, the file (loaded back) and
+// the JSON. Without an FP8 probe, or on an A100 (no FP8 tensor cores), nothing is timed in FP8 and
+// the file keeps the default.
+TEST(CalibrateStudy, Fp8GemmsGiveTheEfficiencyScaleOverTheBf16Curve) {
+  const models::GpuSpec& gpu = models::find_gpu("H200");
+  const CalibrationReport r = run_calibration(small_scenario(), gpu, fp8_probe(gpu, 0.7));
+  std::size_t expected = 0;
+  for (const GemmMeasurement& m : r.sweep) expected += m.shape.m >= 8192 && m.shape.n >= 8192 ? 1u : 0u;
+  for (const GemmMeasurement& m : r.plan) expected += multiple_of_16(m.shape) ? 1u : 0u;
+  EXPECT_EQ(r.fp8.size(), expected);
+  EXPECT_EQ(r.fp8_peak_flops, gpu.peak_fp8_dense_tflops * 1e12);
+  for (const Fp8GemmMeasurement& m : r.fp8) {
+    EXPECT_TRUE(multiple_of_16(m.shape));
+    EXPECT_NEAR(m.ratio(), 0.7, 1e-9);
+  }
+  EXPECT_NEAR(r.calibration.fp8_gemm_efficiency_scale, 0.7, 1e-9);
+  models::ComputeCalibration loaded = models::default_compute_calibration(gpu);
+  backend::FabricParams fabric;
+  apply_calibration_text(to_calibration_toml(r), "calibrate output", loaded, fabric);
+  EXPECT_NEAR(loaded.fp8_gemm_efficiency_scale, 0.7, 5e-5);
+  EXPECT_NE(to_json(r).find("\"fp8_gemm_efficiency_scale\": 0.7"), std::string::npos) << to_json(r);
+  EXPECT_NE(to_text(r).find("fp8_gemm_efficiency_scale 0.7000"), std::string::npos) << to_text(r);
+
+  const CalibrationReport bf16_only = run_calibration(small_scenario(), gpu, curve_probe(gpu, truth_for(gpu)));
+  EXPECT_TRUE(bf16_only.fp8.empty());
+  EXPECT_EQ(bf16_only.calibration.fp8_gemm_efficiency_scale, 1);
+  EXPECT_EQ(to_calibration_toml(bf16_only).find("fp8_gemm"), std::string::npos);
+  const models::GpuSpec& a100 = models::find_gpu("A100-SXM-80GB");
+  ASSERT_EQ(a100.peak_fp8_dense_tflops, 0);
+  backend::GpuProbe a100_probe = curve_probe(a100, truth_for(a100));
+  a100_probe.fp8_gemm_seconds = [](const models::GemmShape&) -> double {
+    ADD_FAILURE() << "an FP8 GEMM timed on an A100";
+    return 1;
+  };
+  EXPECT_TRUE(run_calibration(small_scenario(), a100, a100_probe).fp8.empty());
+}
+
+// FP8 twice as efficient as bf16 where bf16 is far from its best (small k), up to 95% of the FP8
+// peak: the median ratio exceeds 1 / best_gemm_efficiency, so the scale is capped there (the
+// curve's best times the scale reaches the FP8 peak, no more); an FP8 GEMM faster than the FP8 peak
+// names the GPU option.
+TEST(CalibrateStudy, Fp8ScaleIsCappedAtTheFp8Peak) {
+  const models::GpuSpec& gpu = models::find_gpu("H200");
+  const CalibrationReport r = run_calibration(small_scenario(), gpu, fp8_probe(gpu, 2.0, 0.95));
+  EXPECT_DOUBLE_EQ(r.calibration.fp8_gemm_efficiency_scale, 1 / r.calibration.best_gemm_efficiency);
+  try {
+    (void)run_calibration(small_scenario(), gpu, fp8_probe(gpu, 3.0, 1.2));
+    ADD_FAILURE() << "an FP8 GEMM above the FP8 peak passed";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(e.key(), "--gpu");
+    EXPECT_NE(std::string(e.what()).find("FP8 peak"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CalibrateStudy, PlanGemmsAreTheLayerGemmsCountedPerIteration) {
   const Scenario s = small_scenario();
   const models::ResolvedPlan plan = models::resolve_plan(s.model, s.plan, s.cluster.gpus, s.cluster.gpus_per_server);
