@@ -50,6 +50,7 @@ struct GpuProbe {
   // One kernel with FP8 E4M3 operands (bf16 output, as Transformer Engine's forward GEMMs on
   // Hopper); empty on a GPU without FP8 tensor cores.
   std::function<double(const models::GemmShape&)> fp8_gemm_seconds;
+  std::string fp8_not_measured;              // why fp8_gemm_seconds is empty on a GPU with FP8 ("" otherwise)
   std::function<double()> copy_bytes_per_s;  // HBM bytes read + written per second
   std::function<double()> kernel_gap_s;
   // The job's links, measured on every rank of it at once (run after the single-GPU measurements);

@@ -227,6 +227,7 @@ CalibrationReport run_calibration(const Scenario& scenario, const models::GpuSpe
   }
 
   if (probe.fp8_gemm_seconds && gpu.peak_fp8_dense_tflops > 0) measure_fp8(probe, gpu, large, r);
+  r.fp8_not_measured = probe.fp8_not_measured;
 
   r.copy_bytes_per_s = probe.copy_bytes_per_s();
   r.calibration.memory_efficiency = std::min(1.0, r.copy_bytes_per_s / (gpu.hbm_tbytes_per_s * 1e12));
@@ -291,7 +292,8 @@ std::string to_text(const CalibrationReport& r) {
       r.calibration.memory_efficiency, r.kernel_gap_s * 1e6, r.plan_gemm_error_default * 100,
       r.plan_gemm_error_fitted * 100);
   if (r.fp8.empty()) {
-    out += "fp8 GEMMs            not measured (no FP8 tensor cores)\n";
+    out += r.fp8_not_measured.empty() ? std::string("fp8 GEMMs            not measured (no FP8 tensor cores)\n")
+                                      : "fp8 GEMMs            not measured: " + r.fp8_not_measured + "\n";
   } else {
     const auto by_ratio = [](const Fp8GemmMeasurement& a, const Fp8GemmMeasurement& b) {
       return a.ratio() < b.ratio();

@@ -75,6 +75,7 @@ struct CalibrationReport {
   std::vector<GemmMeasurement> plan;
   std::vector<Fp8GemmMeasurement> fp8;       // empty: FP8 not measured (the GPU has none)
   double fp8_peak_flops = 0;                 // what the FP8 efficiencies are relative to
+  std::string fp8_not_measured;              // the probe's reason, on a GPU with FP8
   double best_measured_gemm_efficiency = 0;  // the sweep's best
   double copy_bytes_per_s = 0;
   double kernel_gap_s = 0;

@@ -135,6 +135,12 @@ TEST(CalibrateStudy, Fp8GemmsGiveTheEfficiencyScaleOverTheBf16Curve) {
   EXPECT_TRUE(bf16_only.fp8.empty());
   EXPECT_EQ(bf16_only.calibration.fp8_gemm_efficiency_scale, 1);
   EXPECT_EQ(to_calibration_toml(bf16_only).find("fp8_gemm"), std::string::npos);
+  backend::GpuProbe failed = curve_probe(gpu, truth_for(gpu));
+  failed.fp8_not_measured = "no FP8 algorithm";
+  EXPECT_NE(to_text(run_calibration(small_scenario(), gpu, failed))
+                .find("fp8 GEMMs            not measured: no FP8 "
+                      "algorithm"),
+            std::string::npos);
   const models::GpuSpec& a100 = models::find_gpu("A100-SXM-80GB");
   ASSERT_EQ(a100.peak_fp8_dense_tflops, 0);
   backend::GpuProbe a100_probe = curve_probe(a100, truth_for(a100));
