@@ -40,14 +40,15 @@ std::string shape_text(const models::GemmShape& s) {
   return s.batch == 1 ? fmt::format("{}x{}x{}", s.m, s.n, s.k) : fmt::format("{}x{}x{} (x{})", s.m, s.n, s.k, s.batch);
 }
 
+// Opens a row's object with its shape's fields.
+JsonWriter& begin_shape_row(JsonWriter& j, const models::GemmShape& s) {
+  return j.begin_object().field("m", s.m).field("n", s.n).field("k", s.k).field("batch", s.batch);
+}
+
 void write_rows(JsonWriter& j, const std::vector<GemmMeasurement>& rows) {
   j.begin_array();
   for (const GemmMeasurement& r : rows) {
-    j.begin_object()
-        .field("m", r.shape.m)
-        .field("n", r.shape.n)
-        .field("k", r.shape.k)
-        .field("batch", r.shape.batch)
+    begin_shape_row(j, r.shape)
         .field("calls_per_iteration", r.calls)
         .field("measured_s", r.measured_s)
         .field("measured_efficiency", r.measured_efficiency)
@@ -332,11 +333,7 @@ std::string to_json(const CalibrationReport& r) {
   j.end_object();
   j.key("fp8").begin_array();
   for (const Fp8GemmMeasurement& m : r.fp8) {
-    j.begin_object()
-        .field("m", m.shape.m)
-        .field("n", m.shape.n)
-        .field("k", m.shape.k)
-        .field("batch", m.shape.batch)
+    begin_shape_row(j, m.shape)
         .field("measured_s", m.measured_s)
         .field("measured_efficiency", m.measured_efficiency)
         .field("bf16_efficiency", m.bf16_efficiency)
