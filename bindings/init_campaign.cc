@@ -25,12 +25,6 @@ using scenarios::FabricDamage;
 using scenarios::SeedOutcome;
 using scenarios::SimulatedIteration;
 
-// The topologies of this process's phases: a pool's worker runs many of one campaign.
-scenarios::TopologyCache& process_topologies() {
-  static scenarios::TopologyCache topologies;
-  return topologies;
-}
-
 CampaignOptions options_of(double days, std::int64_t seeds, bool sweep, const std::vector<double>& intervals_s) {
   return {.days = days, .seeds = seeds, .sweep = sweep, .sweep_intervals_s = intervals_s, .threads = 1};
 }

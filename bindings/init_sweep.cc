@@ -146,13 +146,6 @@ py::list candidates(const scenarios::Scenario& s, const std::vector<std::string>
   return list;
 }
 
-// The topologies of this process's evaluations: a pool's worker evaluates many candidates of one
-// sweep, nearly always on one cluster. Holds at most TopologyCache::kKept clusters.
-scenarios::TopologyCache& process_topologies() {
-  static scenarios::TopologyCache topologies;
-  return topologies;
-}
-
 // `evaluate` (evaluate_sweep_candidate or screen_sweep_candidate) with the GIL released.
 py::dict evaluate(const scenarios::Scenario& s, const py::dict& candidate,
                   SweepRow (*evaluate)(const scenarios::Scenario&, const SweepCandidate&, scenarios::TopologyCache&)) {

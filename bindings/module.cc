@@ -6,6 +6,11 @@
 #include "scenarios/report/build_info.h"
 #include "sim/error.h"
 
+megasim::scenarios::TopologyCache& megasim::bindings::process_topologies() {
+  static scenarios::TopologyCache topologies;
+  return topologies;
+}
+
 PYBIND11_MODULE(_megasim, m) {
   m.doc() = "megasim: simulate large-scale LLM training clusters (C++ core)";
   // User-input errors become ValueError with the same message as the CLI prints.

@@ -193,7 +193,6 @@ std::vector<SimulatedIteration> IterationOracle::recorded() const {
   std::vector<SimulatedIteration> out;
   for (const auto& [damage, t] : iteration_s_) out.push_back({{damage, 0}, t});
   for (const auto& [knot, t] : knot_s_) out.push_back({{FabricDamage{}, knot}, t});
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.simulation < b.simulation; });
   return out;
 }
 

@@ -84,7 +84,7 @@ class IterationOracle {
   // Records a simulation's result (as simulate gave it, here or elsewhere); a simulation recorded
   // before keeps its first time.
   void record(const SimulatedIteration& result);
-  // Every simulation recorded so far, in CampaignSimulation order.
+  // Every simulation recorded so far: the states in FabricDamage order, then the knots by number.
   [[nodiscard]] std::vector<SimulatedIteration> recorded() const;
 
   // Seconds of one iteration with this damage (simulated on first use, then cached); infinity when

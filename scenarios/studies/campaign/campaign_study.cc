@@ -1,13 +1,8 @@
 #include "scenarios/studies/campaign/campaign_study.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
-#include <memory>
-#include <optional>
 #include <thread>
 
 #include "scenarios/studies/campaign/campaign_phases.h"
